@@ -1,0 +1,76 @@
+"""Declarative hyperparameter validation (the ``_parameter_constraints`` idiom, our own code).
+
+scikit-learn's validator lives in a private module; we keep a small public-API-only version:
+each estimator declares ``_parameter_constraints = {name: [Rule, ...]}`` and calls
+:func:`validate_params` at the start of ``fit``.  A value passes if any rule accepts it; otherwise
+a ``ValueError`` names the parameter and every accepted form.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Interval", "Options", "Instance", "validate_params"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A real (or integral) interval; ``closed`` is one of "both", "left", "right", "neither"."""
+
+    low: float
+    high: float
+    closed: str = "both"
+    integral: bool = False
+
+    def accepts(self, value: Any) -> bool:
+        kind = numbers.Integral if self.integral else numbers.Real
+        if isinstance(value, bool) or not isinstance(value, kind) or np.isnan(value):
+            return False
+        low_ok = value >= self.low if self.closed in ("both", "left") else value > self.low
+        high_ok = value <= self.high if self.closed in ("both", "right") else value < self.high
+        return bool(low_ok and high_ok)
+
+    def __str__(self) -> str:
+        left = "[" if self.closed in ("both", "left") else "("
+        right = "]" if self.closed in ("both", "right") else ")"
+        kind = "an int" if self.integral else "a float"
+        return f"{kind} in {left}{self.low:g}, {self.high:g}{right}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of values (strings, ``None``, booleans)."""
+
+    values: tuple
+
+    def accepts(self, value: Any) -> bool:
+        return any(value is v or (type(value) is type(v) and value == v) for v in self.values)
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """An instance of the given type(s)."""
+
+    types: tuple
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, self.types)
+
+    def __str__(self) -> str:
+        return "an instance of " + " or ".join(t.__name__ for t in self.types)
+
+
+def validate_params(params: dict[str, Any], constraints: dict[str, list]) -> None:
+    """Raise ``ValueError`` for the first parameter no rule accepts, naming its valid forms."""
+    for name, rules in constraints.items():
+        value = params[name]
+        if not any(rule.accepts(value) for rule in rules):
+            valid = " or ".join(str(rule) for rule in rules)
+            raise ValueError(f"The '{name}' parameter must be {valid}; got {value!r}.")

@@ -1,0 +1,370 @@
+"""Accountant for full-batch noisy gradient descent (Chourasia et al. Alg. 1).
+
+A run is described by a frozen :class:`NoisyGDEvent` (hyperparameters and the assumptions the
+run satisfies).  Each bound in :data:`BOUNDS` states its theorem and its conditions; the
+accountant evaluates every bound whose conditions hold and keeps the smallest (best-of).
+
+Bounds (all for replace-one neighbours and a hidden trajectory: only θ_K is released):
+
+=================  =======================================================  ================================
+name               source                                                   conditions
+=================  =======================================================  ================================
+composition        Chourasia et al. 2021 (arXiv:2102.05855) App. E           none beyond finite S_g
+theorem2           Chourasia et al. Thm 2                                    user-asserted c-LSI (``lsi_constant``)
+corollary1         Chourasia et al. Cor. 1                                   λ > 0, η < 1/β, θ₀ ~ Π_C(N(0, 2σ²/λ I))
+corollary2         Chourasia et al. Cor. 2                                   loss ½‖θ−x‖², C = R^d, 0 < η < 1
+exact-quadratic    Chourasia et al. Thm 3 (proof)                            loss ½‖θ−x‖², C = R^d, 0 < η < 1
+gdp                Bok, Su, Altschuler 2024 (arXiv:2403.00278), §4           λ > 0, 0 < η < 2/β
+=================  =======================================================  ================================
+
+Derivation note (projection, for the GDP bound).  Bok et al. state their analysis covers
+constrained and unconstrained problems; in our convention the reduction is: with
+``Y_k = θ_{k-1} − η∇L_D(θ_{k-1}) + noise`` and ``θ_k = Π_C(Y_k)``, the sequence Y follows
+``Y_{k+1} = φ_D(Π_C(Y_k)) + noise``, a contractive noisy iteration whose maps φ_D∘Π_C are
+c-Lipschitz (Π_C is 1-Lipschitz) and differ between neighbours by at most ``η S_g/n``; θ_K = Π_C(Y_K)
+is post-processing.  So the projected run has the unconstrained run's μ.
+
+Derivation note (start distribution).  Every bound except Corollary 1 is proved for a fixed,
+data-independent start θ₀.  For a random start drawn independently of the data, release
+``(θ₀, θ_K)``: conditionally on θ₀ the bound holds, and Rényi divergence (resp. the GDP trade-off
+function) of the pair is at most the supremum (resp. at least the infimum) over θ₀ of the
+conditional ones; dropping θ₀ is post-processing.  So those bounds hold for the stationary start
+too, and Corollary 1 additionally requires it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import gdp, langevin
+from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, validate_delta
+
+__all__ = [
+    "NoisyGDEvent",
+    "Bound",
+    "BOUNDS",
+    "PrivacyAccount",
+    "unmet_conditions",
+    "applicable_bounds",
+    "rdp_curve",
+    "best_rdp",
+    "account",
+    "calibrate_sigma",
+]
+
+INITIALIZATIONS = ("fixed", "stationary")
+
+
+@dataclass(frozen=True)
+class NoisyGDEvent:
+    """One run of noisy GD, in the convention of Chourasia et al. Alg. 1.
+
+    Parameters
+    ----------
+    n : int
+        Number of records (replace-one neighbours keep n fixed).
+    sensitivity : float
+        ``S_g``: L2 sensitivity of the *sum* of per-example gradients (≤ 2L).
+    step_size : float
+        η > 0.
+    sigma : float
+        σ > 0; the per-step noise is √(2η)·N(0, σ² I).
+    iterations : int
+        K ≥ 1.
+    strong_convexity : float
+        λ ≥ 0 of every per-example (regularised) loss; 0 means merely convex.
+    smoothness : float
+        β of every per-example loss (``inf`` if unknown).
+    initialization : {"fixed", "stationary"}
+        ``"fixed"``: any data-independent start; ``"stationary"``: θ₀ ~ Π_C(N(0, 2σ²/λ I)).
+    constrained : bool
+        Whether iterates are projected onto a set C ≠ R^d.
+    quadratic_loss : bool
+        The per-example loss is exactly ½‖θ − x‖² (then λ = β = 1).
+    lsi_constant : float or None
+        A c-LSI constant the caller asserts for Thm 2 (never inferred).
+    """
+
+    n: int
+    sensitivity: float
+    step_size: float
+    sigma: float
+    iterations: int
+    strong_convexity: float = 0.0
+    smoothness: float = float("inf")
+    initialization: str = "fixed"
+    constrained: bool = False
+    quadratic_loss: bool = False
+    lsi_constant: float | None = None
+
+    def __post_init__(self) -> None:
+        checks = [
+            ("n", self.n >= 1 and float(self.n).is_integer(), "an integer >= 1"),
+            ("sensitivity", np.isfinite(self.sensitivity) and self.sensitivity >= 0, "finite and >= 0"),
+            ("step_size", np.isfinite(self.step_size) and self.step_size > 0, "finite and > 0"),
+            ("sigma", np.isfinite(self.sigma) and self.sigma > 0, "finite and > 0"),
+            ("iterations", self.iterations >= 1 and float(self.iterations).is_integer(), "an integer >= 1"),
+            ("strong_convexity", np.isfinite(self.strong_convexity) and self.strong_convexity >= 0, "finite and >= 0"),
+            ("smoothness", self.smoothness >= self.strong_convexity, ">= strong_convexity"),
+            ("initialization", self.initialization in INITIALIZATIONS, f"one of {INITIALIZATIONS}"),
+            ("lsi_constant", self.lsi_constant is None or self.lsi_constant > 0, "None or > 0"),
+        ]
+        for name, ok, valid in checks:
+            if not ok:
+                raise ValueError(f"{name} must be {valid}; got {getattr(self, name)!r}.")
+        if self.quadratic_loss and not (self.strong_convexity == 1.0 and self.smoothness == 1.0):
+            raise ValueError(
+                "quadratic_loss=True means the loss ½‖θ − x‖², whose strong_convexity and "
+                "smoothness are both 1; got "
+                f"strong_convexity={self.strong_convexity!r}, smoothness={self.smoothness!r}."
+            )
+
+
+def _unmet_corollary1(e: NoisyGDEvent) -> list[str]:
+    unmet = []
+    if e.strong_convexity <= 0:
+        unmet.append("strong_convexity > 0")
+    if not e.step_size < 1.0 / e.smoothness:
+        unmet.append(f"step_size < 1/smoothness (= {1.0 / e.smoothness:.6g})")
+    if e.initialization != "stationary":
+        unmet.append("initialization = 'stationary' (θ₀ ~ Π_C(N(0, 2σ²/λ I)))")
+    return unmet
+
+
+def _unmet_quadratic(e: NoisyGDEvent) -> list[str]:
+    unmet = []
+    if not e.quadratic_loss:
+        unmet.append("the loss ½‖θ − x‖² (quadratic_loss)")
+    if e.constrained:
+        unmet.append("an unconstrained domain")
+    if not 0.0 < e.step_size < 1.0:
+        unmet.append("0 < step_size < 1")
+    return unmet
+
+
+def _unmet_gdp(e: NoisyGDEvent) -> list[str]:
+    unmet = []
+    if e.strong_convexity <= 0:
+        unmet.append("strong_convexity > 0")
+    if not e.step_size < 2.0 / e.smoothness:
+        unmet.append(f"step_size < 2/smoothness (= {2.0 / e.smoothness:.6g})")
+    return unmet
+
+
+def _gdp_mu(e: NoisyGDEvent) -> float:
+    return float(
+        gdp.noisy_gd_mu(
+            e.n, e.sensitivity, e.step_size, e.sigma, e.iterations, e.strong_convexity, e.smoothness
+        )
+    )
+
+
+_COMMON = (e_args := ("n", "sensitivity", "sigma", "step_size", "iterations"))
+
+
+def _args(e: NoisyGDEvent) -> tuple:
+    return tuple(getattr(e, a) for a in e_args)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A privacy bound: its source, the conditions it needs and its RDP curve."""
+
+    name: str
+    theorem: str
+    assumptions: tuple[str, ...]
+    unmet: Callable[[NoisyGDEvent], list[str]]
+    rdp: Callable[[ArrayLike, NoisyGDEvent], NDArray[np.float64]]
+    gdp_mu: Callable[[NoisyGDEvent], float] | None = None
+
+
+_BASE = ("replace-one neighbours", "only the last iterate released", "sum-gradient sensitivity S_g")
+
+#: Registry of the bounds the accountant knows, keyed by name.
+BOUNDS: dict[str, Bound] = {
+    b.name: b
+    for b in [
+        Bound(
+            "composition",
+            "Chourasia, Ye, Shokri 2021 (arXiv:2102.05855), App. E: RDP composition",
+            _BASE,
+            lambda e: [],
+            lambda o, e: langevin.composition_rdp(o, *_args(e)),
+        ),
+        Bound(
+            "theorem2",
+            "Chourasia, Ye, Shokri 2021 (arXiv:2102.05855), Thm 2",
+            _BASE + ("tracing diffusions satisfy c-LSI (asserted by the caller)",),
+            lambda e: [] if e.lsi_constant is not None else ["an asserted lsi_constant"],
+            lambda o, e: langevin.theorem2_rdp(o, *_args(e), e.lsi_constant),
+        ),
+        Bound(
+            "corollary1",
+            "Chourasia, Ye, Shokri 2021 (arXiv:2102.05855), Cor. 1",
+            _BASE + ("λ-strongly convex, β-smooth loss", "η < 1/β", "θ₀ ~ Π_C(N(0, 2σ²/λ I))"),
+            _unmet_corollary1,
+            lambda o, e: langevin.corollary1_rdp(o, *_args(e), e.strong_convexity),
+        ),
+        Bound(
+            "corollary2",
+            "Chourasia, Ye, Shokri 2021 (arXiv:2102.05855), Cor. 2",
+            _BASE + ("loss ½‖θ − x‖² on R^d", "0 < η < 1", "data-independent start"),
+            _unmet_quadratic,
+            lambda o, e: langevin.corollary2_rdp(o, *_args(e)),
+        ),
+        Bound(
+            "exact-quadratic",
+            "Chourasia, Ye, Shokri 2021 (arXiv:2102.05855), Thm 3 (proof): exact divergence",
+            _BASE + ("loss ½‖θ − x‖² on R^d", "0 < η < 1", "data-independent start"),
+            _unmet_quadratic,
+            lambda o, e: langevin.exact_quadratic_rdp(o, *_args(e)),
+        ),
+        Bound(
+            "gdp",
+            "Bok, Su, Altschuler 2024 (arXiv:2403.00278), strongly convex NoisyGD: μ-GDP",
+            _BASE + ("λ-strongly convex, β-smooth loss", "0 < η < 2/β", "data-independent start"),
+            _unmet_gdp,
+            lambda o, e: gdp.gdp_rdp(o, _gdp_mu(e)),
+            _gdp_mu,
+        ),
+    ]
+}
+
+
+@dataclass(frozen=True)
+class PrivacyAccount:
+    """An (ε, δ) statement with its provenance.
+
+    ``order`` is the RDP order that gave ε (``None`` when the exact GDP conversion won);
+    ``candidates`` maps every applicable bound to the ε it gives at this δ.
+    """
+
+    epsilon: float
+    delta: float
+    bound: str
+    theorem: str
+    assumptions: tuple[str, ...]
+    order: float | None
+    conversion: str
+    candidates: dict[str, float] = field(default_factory=dict)
+
+
+def unmet_conditions(event: NoisyGDEvent, bound: str) -> list[str]:
+    """Conditions of ``bound`` that ``event`` does not satisfy (empty if it applies)."""
+    if bound not in BOUNDS:
+        raise ValueError(f"bound must be one of {sorted(BOUNDS)} or 'best'; got {bound!r}.")
+    return BOUNDS[bound].unmet(event)
+
+
+def applicable_bounds(event: NoisyGDEvent) -> list[str]:
+    """Names of the bounds whose conditions ``event`` satisfies."""
+    return [name for name, b in BOUNDS.items() if not b.unmet(event)]
+
+
+def _require(event: NoisyGDEvent, bound: str) -> Bound:
+    unmet = unmet_conditions(event, bound)
+    if unmet:
+        raise ValueError(f"bound {bound!r} does not apply to this run; it needs: " + "; ".join(unmet) + ".")
+    return BOUNDS[bound]
+
+
+def rdp_curve(event: NoisyGDEvent, bound: str, orders: ArrayLike = DEFAULT_ORDERS) -> NDArray[np.float64]:
+    """RDP curve of one named bound (``ValueError`` listing unmet conditions if it does not apply)."""
+    return _require(event, bound).rdp(orders, event)
+
+
+def best_rdp(event: NoisyGDEvent, orders: ArrayLike = DEFAULT_ORDERS) -> tuple[NDArray, NDArray]:
+    """Best-of RDP: at each order the minimum over applicable bounds, and which bound won."""
+    names = applicable_bounds(event)
+    curves = np.vstack([BOUNDS[name].rdp(orders, event) for name in names])
+    winner = np.argmin(curves, axis=0)
+    return curves[winner, np.arange(curves.shape[1])], np.asarray(names, dtype=object)[winner]
+
+
+def _epsilon_of(event: NoisyGDEvent, name: str, delta: float, conversion: str, orders: ArrayLike) -> tuple[float, float | None]:
+    bound = BOUNDS[name]
+    if bound.gdp_mu is not None:
+        # μ-GDP: the exact δ(ε) (Dong, Roth, Su 2019, Cor. 2.13) beats any RDP conversion.
+        return gdp.gdp_epsilon(delta, bound.gdp_mu(event)), None
+    return epsilon_from_rdp(orders, bound.rdp(orders, event), delta, conversion=conversion)
+
+
+def account(
+    event: NoisyGDEvent,
+    delta: float,
+    *,
+    bound: str = "best",
+    conversion: str = "improved",
+    orders: ArrayLike = DEFAULT_ORDERS,
+) -> PrivacyAccount:
+    """(ε, δ)-DP of a noisy GD run: one named bound, or the best of all applicable ones.
+
+    RDP bounds are converted with ``conversion`` (see :mod:`dpconvex.accounting.rdp`), optimised
+    over ``orders``; the GDP bound uses its exact δ(ε).  With ``bound="best"`` the smallest ε wins
+    and ``candidates`` records every applicable bound's ε.
+    """
+    delta = validate_delta(delta)
+    names = applicable_bounds(event) if bound == "best" else [bound]
+    if bound != "best":
+        _require(event, bound)
+    results = {name: _epsilon_of(event, name, delta, conversion, orders) for name in names}
+    winner = min(results, key=lambda name: results[name][0])
+    eps, order = results[winner]
+    return PrivacyAccount(
+        epsilon=eps,
+        delta=delta,
+        bound=winner,
+        theorem=BOUNDS[winner].theorem,
+        assumptions=BOUNDS[winner].assumptions,
+        order=order,
+        conversion="exact-gdp" if order is None else conversion,
+        candidates={name: r[0] for name, r in results.items()},
+    )
+
+
+def calibrate_sigma(
+    event: NoisyGDEvent,
+    epsilon: float,
+    delta: float,
+    *,
+    bound: str = "best",
+    orders: ArrayLike = DEFAULT_ORDERS,
+    rtol: float = 1e-4,
+) -> float:
+    """Smallest σ (within ``rtol``) whose certificate meets the target; never overshoots.
+
+    Bisection in log σ on ``account(replace(event, sigma=σ), delta, bound=bound).epsilon``, which
+    is non-increasing in σ for every bound.  The returned σ is the upper end of the final
+    bracket, so ``account(...).epsilon <= epsilon`` holds for it exactly (re-checked here).
+    ``event.sigma`` is ignored.
+    """
+    epsilon = float(epsilon)
+    if not (np.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
+    delta = validate_delta(delta)
+
+    def eps_at(sigma: float) -> float:
+        return account(dataclasses.replace(event, sigma=sigma), delta, bound=bound, orders=orders).epsilon
+
+    lo, hi = 1e-3, 1.0
+    while eps_at(hi) > epsilon:
+        lo, hi = hi, hi * 10.0
+        if hi > 1e12:
+            raise ValueError("no noise level reaches the target epsilon; check the run's parameters.")
+    while eps_at(lo) <= epsilon:
+        lo, hi = lo / 10.0, lo
+        if lo < 1e-300:
+            return hi
+    while hi / lo > 1.0 + rtol:
+        mid = float(np.sqrt(lo * hi))
+        if eps_at(mid) <= epsilon:
+            hi = mid
+        else:
+            lo = mid
+    assert eps_at(hi) <= epsilon
+    return hi

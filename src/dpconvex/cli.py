@@ -1,0 +1,209 @@
+"""The ``dpconvex`` command: a thin layer over the public Python API.
+
+Subcommands: ``train``, ``account langevin``, ``reproduce langevin``, ``bench adult``.
+Run ``dpconvex COMMAND --help`` for the options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+from .accounting import noisy_gd as accountant
+from .accounting.rdp import CONVERSIONS
+
+__all__ = ["main"]
+
+MODELS = {"logistic": "PrivateLogisticRegression", "huber": "PrivateHuberSVC"}
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not (np.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {text!r}")
+    return value
+
+
+def _emit(payload: dict, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(payload, indent=2, default=str))
+    else:
+        for key, value in payload.items():
+            print(f"{key}: {value}")
+
+
+# --------------------------------------------------------------------------- account langevin
+def _add_account(sub: argparse._SubParsersAction) -> None:
+    account = sub.add_parser("account", help="privacy accounting without training")
+    families = account.add_subparsers(dest="family", required=True)
+    p = families.add_parser("langevin", help="noisy GD (Chourasia et al. 2021; Bok et al. 2024)")
+    p.add_argument("--n", type=_positive_int, required=True, help="dataset size")
+    p.add_argument("--sensitivity", type=float, required=True, help="S_g, sum-gradient sensitivity (<= 2L)")
+    p.add_argument("--strong-convexity", type=float, default=0.0, help="lambda (0: merely convex)")
+    p.add_argument("--smoothness", type=float, default=float("inf"), help="beta")
+    p.add_argument("--step-size", type=_positive_float, required=True, help="eta")
+    p.add_argument("--sigma", type=_positive_float, help="noise: per-step N(0, 2*eta*sigma^2 I)")
+    p.add_argument("--iterations", type=_positive_int, required=True, help="K")
+    p.add_argument("--bound", default="best", choices=["best", *accountant.BOUNDS])
+    p.add_argument("--initialization", default="stationary", choices=list(accountant.INITIALIZATIONS),
+                   help="stationary: theta0 ~ Proj(N(0, 2 sigma^2/lambda I)) (Cor. 1); fixed: data-independent point")
+    p.add_argument("--constrained", action="store_true", help="iterates are projected onto a set C != R^d")
+    p.add_argument("--quadratic-loss", action="store_true", help="the loss is 1/2||theta - x||^2 (Cor. 2, exact)")
+    p.add_argument("--lsi-constant", type=_positive_float, help="asserted c-LSI constant (Thm 2)")
+    p.add_argument("--conversion", default="improved", choices=list(CONVERSIONS))
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--order", type=float, help="print the RDP epsilon at this order")
+    target.add_argument("--delta", type=float, help="print (epsilon, delta)-DP at this delta")
+    p.add_argument("--target-epsilon", type=_positive_float,
+                   help="with --delta: calibrate sigma for this epsilon (never overshooting) instead")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_run_account_langevin)
+
+
+def _run_account_langevin(args: argparse.Namespace) -> dict:
+    if args.sigma is None and args.target_epsilon is None:
+        raise ValueError("give --sigma, or --target-epsilon with --delta to calibrate sigma.")
+    event = accountant.NoisyGDEvent(
+        n=args.n, sensitivity=args.sensitivity, step_size=args.step_size,
+        sigma=args.sigma or 1.0, iterations=args.iterations,
+        strong_convexity=args.strong_convexity, smoothness=args.smoothness,
+        initialization=args.initialization, constrained=args.constrained,
+        quadratic_loss=args.quadratic_loss, lsi_constant=args.lsi_constant,
+    )
+    if args.target_epsilon is not None:
+        if args.delta is None:
+            raise ValueError("--target-epsilon needs --delta.")
+        sigma = accountant.calibrate_sigma(event, args.target_epsilon, args.delta, bound=args.bound)
+        achieved = accountant.account(dataclasses.replace(event, sigma=sigma), args.delta, bound=args.bound)
+        return {"sigma": sigma, "epsilon": achieved.epsilon, "delta": args.delta, "bound": achieved.bound}
+    if args.order is not None:
+        if not args.order > 1:
+            raise ValueError(f"--order must be > 1; got {args.order}.")
+        if args.bound == "best":
+            rdp, winner = accountant.best_rdp(event, [args.order])
+            return {"rdp": float(rdp[0]), "order": args.order, "bound": str(winner[0])}
+        rdp = accountant.rdp_curve(event, args.bound, [args.order])
+        return {"rdp": float(rdp[0]), "order": args.order, "bound": args.bound}
+    result = accountant.account(event, args.delta, bound=args.bound, conversion=args.conversion)
+    return {
+        "epsilon": result.epsilon, "delta": result.delta, "bound": result.bound,
+        "theorem": result.theorem, "order": result.order, "conversion": result.conversion,
+        "candidates": result.candidates,
+    }
+
+
+# --------------------------------------------------------------------------- train
+def _add_train(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train a private model and print accuracy and certificate")
+    p.add_argument("--dataset", default="adult", choices=["adult"], help="embedded dataset (ignored with --csv)")
+    p.add_argument("--csv", help="your own CSV file")
+    p.add_argument("--target", help="with --csv: the label column")
+    p.add_argument("--positive", help="with --csv: the positive label value")
+    p.add_argument("--schema", help="with --csv: JSON schema with category sets and numeric bounds")
+    p.add_argument("--test-size", type=float, default=0.2, help="with --csv: held-out fraction")
+    p.add_argument("--epsilon", type=_positive_float, default=0.1)
+    p.add_argument("--delta", type=float, default=1e-8)
+    p.add_argument("--model", default="logistic", choices=list(MODELS))
+    p.add_argument("--method", default="noisy_gd", choices=["noisy_gd"])
+    p.add_argument("--seed", type=int, default=None, help="seed for a reproducible experiment (not for releases)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_run_train)
+
+
+def _run_train(args: argparse.Namespace) -> dict:
+    from . import estimators
+    from .datasets.holdout import load_train_test
+
+    X_train, X_test, y_train, y_test, notes = load_train_test(
+        csv=args.csv, target=args.target, positive=args.positive, schema=args.schema,
+        test_size=args.test_size, seed=args.seed,
+    )
+    model = getattr(estimators, MODELS[args.model])(
+        epsilon=args.epsilon, delta=args.delta, method=args.method, random_state=args.seed
+    )
+    model.fit(X_train, y_train)
+    certificate = model.privacy_report_.with_notes(*notes) if notes else model.privacy_report_
+    payload = {
+        "dataset": args.csv or args.dataset,
+        "model": args.model,
+        "n_train": int(X_train.shape[0]),
+        "n_test": int(X_test.shape[0]),
+        "test_accuracy": float(model.score(X_test, y_test)),
+        "epsilon": certificate.epsilon,
+        "delta": certificate.delta,
+        "theorem": certificate.theorem,
+        "certificate": certificate.to_dict(),
+    }
+    if not args.json:
+        print(f"test accuracy: {payload['test_accuracy']:.4f} on {payload['n_test']} held-out rows")
+        print(certificate)
+        return {}
+    return payload
+
+
+# --------------------------------------------------------------------------- reproduce, bench
+def _add_reproduce(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("reproduce", help="reproduce a paper's figures as PNG + CSV")
+    p.add_argument("figure", choices=["langevin"], help="langevin: Chourasia et al. Figures 1 and 2")
+    p.add_argument("--out", required=True, help="output directory")
+    p.set_defaults(handler=_run_reproduce)
+
+
+def _run_reproduce(args: argparse.Namespace) -> dict:
+    from .experiments.langevin_figures import reproduce_langevin
+
+    return {name: str(path) for name, path in reproduce_langevin(args.out).items()}
+
+
+def _add_bench(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="accuracy/time benchmark, written to docs/BENCHMARKS.md")
+    p.add_argument("dataset", choices=["adult"])
+    p.add_argument("--repeats", type=_positive_int, default=2, help="repetitions of stratified 5-fold CV")
+    p.add_argument("--epsilons", type=_positive_float, nargs="+", default=[0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0])
+    p.add_argument("--out", default="docs", help="directory for BENCHMARKS.md and the PNG")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(handler=_run_bench)
+
+
+def _run_bench(args: argparse.Namespace) -> dict:
+    from .experiments.bench import run_adult_benchmark
+
+    return run_adult_benchmark(out_dir=args.out, epsilons=args.epsilons, repeats=args.repeats, seed=args.seed)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``dpconvex`` command."""
+    parser = argparse.ArgumentParser(prog="dpconvex", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_train, _add_account, _add_reproduce, _add_bench):
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status (2 for invalid input, with the message on stderr)."""
+    args = build_parser().parse_args(argv)
+    try:
+        payload = args.handler(args)
+    except ValueError as error:
+        print(f"dpconvex: error: {error}", file=sys.stderr)
+        return 2
+    if payload:
+        _emit(payload, getattr(args, "json", True))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,279 @@
+"""scikit-learn estimators over the private mechanisms.
+
+``__init__`` only stores keyword arguments; ``fit`` validates them (``_parameter_constraints``),
+never changes them, and stores what it learned in attributes ending in ``_``:
+``coef_``, ``intercept_``, ``classes_`` (classifiers), ``n_features_in_`` and
+``privacy_report_`` (the :class:`~dpconvex.certificate.PrivacyCertificate`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._validation import enforce_norm_bound
+from ._params import Instance, Interval, Options, validate_params
+from .constraints import L2Ball, Unconstrained
+from .losses import HuberizedHingeLoss, Loss, LogisticLoss, SquaredLoss
+from .mechanisms import MECHANISMS
+
+__all__ = ["PrivateLogisticRegression", "PrivateHuberSVC", "PrivateRidge", "auto_l2_regularization"]
+
+
+def auto_l2_regularization(loss_curvature: float, data_norm: float, n: int, dimension: int,
+                           epsilon: float, delta: float) -> float:
+    """λ balancing private excess risk against regularisation bias (Chourasia et al. Thm 4).
+
+    Thm 4 (eq. 22) bounds the excess empirical risk of the λ-strongly convex problem by
+    ``β d L² log(1/δ) / (ε² λ² n²)``; regularising a convex loss costs at most ``λ B²/2`` against a
+    comparator of norm B.  Minimising the sum gives ``λ = (4 β d L² log(1/δ) / (ε² n² B²))^{1/3}``.
+    We take B = 1/data_norm (a unit margin at the norm bound), β = the loss curvature·X², L = X.
+    Depends only on public quantities (n, d, ε, δ, the declared bounds).
+    """
+    beta = loss_curvature * data_norm**2
+    lipschitz = data_norm
+    comparator = 1.0 / data_norm
+    value = 4.0 * beta * dimension * lipschitz**2 * np.log(1.0 / delta) / (epsilon**2 * n**2 * comparator**2)
+    return float(np.cbrt(value))
+
+
+_COMMON_CONSTRAINTS = {
+    "epsilon": [Interval(0.0, np.inf, "neither")],
+    "delta": [Interval(0.0, 1.0, "neither")],
+    "data_norm": [Interval(0.0, np.inf, "neither")],
+    "l2_regularization": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
+    "method": [Options(tuple(MECHANISMS))],
+    "iterations": [Interval(1, np.inf, "left", integral=True), Options(("auto",))],
+    "step_size": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
+    "fit_intercept": [Options((True, False))],
+    "strict": [Options((True, False))],
+    "random_state": [Options((None,)), Interval(0, np.inf, "left", integral=True),
+                     Instance((np.random.Generator, np.random.RandomState))],
+}
+
+
+class _PrivateLinearModel(BaseEstimator):
+    """Shared fit logic: a linear model w (and intercept) trained by a private mechanism."""
+
+    _parameter_constraints: dict = _COMMON_CONSTRAINTS
+
+    def _loss(self) -> Loss:
+        raise NotImplementedError
+
+    def _constraint(self, l2: float):
+        return Unconstrained()
+
+    def _label_bound(self) -> float | None:
+        return None
+
+    def _fit_private(self, X: np.ndarray, y: np.ndarray) -> None:
+        validate_params(self.get_params(deep=False), self._parameter_constraints)
+        loss = self._loss()
+        n, dimension = X.shape
+        notes: tuple[str, ...] = ()
+        if self.fit_intercept:
+            # Intercept = an extra constant feature equal to data_norm. Clip the original rows to
+            # data_norm first; augmented rows then have norm <= √2·data_norm, the certificate's bound.
+            X, clipped = enforce_norm_bound(X, self.data_norm, strict=self.strict)
+            design = np.hstack([X, np.full((n, 1), self.data_norm)])
+            norm_bound = float(np.sqrt(2.0) * self.data_norm)
+            notes = (f"{clipped} rows clipped to data_norm",) if clipped else ()
+        else:
+            design, norm_bound = X, float(self.data_norm)
+        l2 = (
+            auto_l2_regularization(getattr(loss, "curvature", 1.0), norm_bound, n, design.shape[1], self.epsilon, self.delta)
+            if self.l2_regularization == "auto"
+            else self.l2_regularization
+        )
+        result = MECHANISMS[self.method](
+            design,
+            y,
+            loss=loss,
+            l2_regularization=l2,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            data_norm=norm_bound,
+            label_bound=self._label_bound(),
+            step_size=self.step_size,
+            iterations=self.iterations,
+            constraint=self._constraint(l2),
+            strict=self.strict,
+            random_state=self.random_state,
+        )
+        self.coef_ = result.coef[:dimension].copy()
+        self.intercept_ = float(result.coef[dimension]) if self.fit_intercept else 0.0
+        self.l2_regularization_ = l2
+        self.privacy_report_ = result.certificate.with_notes(*notes) if notes else result.certificate
+
+    def _decision(self, X) -> np.ndarray:
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return X @ self.coef_ + self.intercept_
+
+
+class _PrivateBinaryClassifier(ClassifierMixin, _PrivateLinearModel):
+    def fit(self, X, y):
+        """Fit on X (n, d) and binary labels y; returns self."""
+        X, y = validate_data(self, X, y, ensure_min_samples=2)
+        target_type = type_of_target(y, input_name="y")
+        if target_type not in ("binary",):
+            raise ValueError(
+                f"y must hold exactly two classes (binary labels); got target type {target_type!r} "
+                f"with {len(np.unique(y))} distinct value(s)."
+            )
+        self.classes_ = np.unique(y)
+        signed = np.where(y == self.classes_[1], 1.0, -1.0)
+        self._fit_private(np.asarray(X, dtype=float), signed)
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """Signed margin wᵀx + b; positive means ``classes_[1]``."""
+        return self._decision(X)
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted class labels."""
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+class PrivateLogisticRegression(_PrivateBinaryClassifier):
+    """Differentially private L2-regularised logistic regression.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Target ε > 0 of the (ε, δ)-DP certificate.
+    delta : float, default=1e-8
+        Target δ in (0, 1).
+    data_norm : float, default=1.0
+        Declared bound on ‖x‖₂; larger rows are clipped with a ``PrivacyLeakWarning``.
+    l2_regularization : float or "auto", default="auto"
+        λ > 0; ``"auto"`` is :func:`auto_l2_regularization` (theory, not tuning).
+    method : {"noisy_gd"}, default="noisy_gd"
+        The private trainer (see :data:`dpconvex.mechanisms.MECHANISMS`).
+    iterations : int or "auto", default="auto"
+        Number of updates; ``"auto"`` is Chourasia et al. Thm 4's K*.
+    step_size : float or "auto", default="auto"
+        ``"auto"`` is 1/(2β).
+    fit_intercept : bool, default=True
+        Learn an intercept (as a constant feature equal to ``data_norm``; the certificate then
+        uses the augmented norm bound √2·data_norm).
+    strict : bool, default=False
+        Raise instead of clipping rows above ``data_norm``.
+    random_state : None, int or Generator, default=None
+        ``None`` draws noise from an OS-seeded generator (use this for releases); a seed makes
+        experiments reproducible.
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, n_features_in_, l2_regularization_, privacy_report_
+    """
+
+    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization="auto",
+                 method="noisy_gd", iterations="auto", step_size="auto", fit_intercept=True,
+                 strict=False, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.l2_regularization = l2_regularization
+        self.method = method
+        self.iterations = iterations
+        self.step_size = step_size
+        self.fit_intercept = fit_intercept
+        self.strict = strict
+        self.random_state = random_state
+
+    def _loss(self) -> Loss:
+        return LogisticLoss()
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities from the logistic link."""
+        from scipy.special import expit
+
+        p = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+
+class PrivateHuberSVC(_PrivateBinaryClassifier):
+    """Differentially private linear SVM with the huberised hinge loss (Chen et al. 2019 §5.1).
+
+    Parameters are those of :class:`PrivateLogisticRegression`, plus ``huber_h`` (h > 0,
+    default 0.5 as in Chen et al.).
+    """
+
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "huber_h": [Interval(0.0, np.inf, "neither")]}
+
+    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization="auto",
+                 method="noisy_gd", iterations="auto", step_size="auto", fit_intercept=True,
+                 huber_h=0.5, strict=False, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.l2_regularization = l2_regularization
+        self.method = method
+        self.iterations = iterations
+        self.step_size = step_size
+        self.fit_intercept = fit_intercept
+        self.huber_h = huber_h
+        self.strict = strict
+        self.random_state = random_state
+
+    def _loss(self) -> Loss:
+        return HuberizedHingeLoss(self.huber_h)
+
+
+class PrivateRidge(RegressorMixin, _PrivateLinearModel):
+    """Differentially private ridge regression (squared loss, L2 ball constraint).
+
+    Parameters are those of :class:`PrivateLogisticRegression`, plus:
+
+    label_bound : float, default=1.0
+        Declared bound on |y|; larger targets are clipped with a ``PrivacyLeakWarning``.
+    radius : float or "auto", default="auto"
+        Radius R of the L2 ball the iterates are projected on (the squared loss needs a bounded
+        domain for a finite sensitivity).  ``"auto"`` is label_bound/√λ, which contains the ridge
+        minimiser (λ/2‖w*‖² ≤ f(w*) ≤ f(0) ≤ Y²/2).
+    """
+
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "label_bound": [Interval(0.0, np.inf, "neither")],
+        "radius": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
+    }
+
+    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, label_bound=1.0,
+                 l2_regularization="auto", radius="auto", method="noisy_gd", iterations="auto",
+                 step_size="auto", fit_intercept=True, strict=False, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.label_bound = label_bound
+        self.l2_regularization = l2_regularization
+        self.radius = radius
+        self.method = method
+        self.iterations = iterations
+        self.step_size = step_size
+        self.fit_intercept = fit_intercept
+        self.strict = strict
+        self.random_state = random_state
+
+    def _loss(self) -> Loss:
+        return SquaredLoss()
+
+    def _label_bound(self) -> float:
+        return self.label_bound
+
+    def _constraint(self, l2: float):
+        radius = self.label_bound / np.sqrt(l2) if self.radius == "auto" else self.radius
+        return L2Ball(radius)
+
+    def fit(self, X, y):
+        """Fit on X (n, d) and real targets y; returns self."""
+        X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True)
+        self._fit_private(np.asarray(X, dtype=float), np.asarray(y, dtype=float))
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted targets wᵀx + b."""
+        return self._decision(X)

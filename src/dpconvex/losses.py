@@ -1,0 +1,229 @@
+"""Losses with vectorised per-example gradients and declared constants.
+
+Every loss is a per-example loss ℓ(w; x, y); the training objective is
+``f(w) = (1/n) Σᵢ ℓ(w; xᵢ, yᵢ) + (λ/2)‖w‖²`` with λ = ``l2_regularization``.  Given the data
+bounds (``data_norm`` = X ≥ ‖x‖₂, ``label_bound`` = Y ≥ |y| for regression) and the constraint
+set, :meth:`Loss.constants` states the constants the privacy theorems need:
+
+* ``lipschitz``: L with ‖∇ℓ(w; x, y)‖ ≤ L on the constraint set (unregularised ℓ);
+* ``gradient_sensitivity``: S_g = sup ‖∇ℓ(w; d) − ∇ℓ(w; d')‖ ≤ 2L — the L2 sensitivity of the
+  *sum* of gradients under replace-one neighbours (the regulariser cancels in the difference);
+* ``smoothness``: β of the regularised per-example loss ℓ + (λ/2)‖w‖² (β_ℓ + λ);
+* ``strong_convexity``: its strong-convexity constant (λ, plus 1 for the quadratic distance);
+* ``lipschitz_regularized``: L + λ·radius, the Lipschitz constant of f on the constraint set.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import expit
+
+from .constraints import Constraint
+
+__all__ = [
+    "LossConstants",
+    "Loss",
+    "LogisticLoss",
+    "HuberizedHingeLoss",
+    "SquaredLoss",
+    "QuadraticDistanceLoss",
+    "LOSSES",
+]
+
+
+@dataclass(frozen=True)
+class LossConstants:
+    """Constants of a loss on a constraint set, for given data bounds (see module docstring)."""
+
+    lipschitz: float
+    gradient_sensitivity: float
+    smoothness: float
+    strong_convexity: float
+    lipschitz_regularized: float
+
+
+class Loss(ABC):
+    """A per-example loss ℓ(w; x, y) with declared constants."""
+
+    #: Short name used by estimators, the CLI and certificates.
+    name: str = ""
+    #: Whether labels must be in {−1, +1}.
+    classification: bool = True
+
+    @abstractmethod
+    def values(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
+        """Per-example losses, shape (n,)."""
+
+    @abstractmethod
+    def gradient_weights(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
+        """Scalars gᵢ with ∇ℓ(w; xᵢ, yᵢ) = gᵢ·xᵢ (+ loss-specific terms, see subclasses)."""
+
+    def per_example_gradients(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
+        """Per-example gradients of the unregularised loss, shape (n, d)."""
+        return self.gradient_weights(w, X, y)[:, None] * X
+
+    def mean_gradient(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
+        """(1/n) Σᵢ ∇ℓ(w; xᵢ, yᵢ), shape (d,), without forming the (n, d) matrix."""
+        return X.T @ self.gradient_weights(w, X, y) / X.shape[0]
+
+    def objective(self, w: NDArray, X: NDArray, y: NDArray, l2_regularization: float) -> float:
+        """f(w) = mean loss + (λ/2)‖w‖²."""
+        return float(np.mean(self.values(w, X, y)) + 0.5 * l2_regularization * (w @ w))
+
+    @abstractmethod
+    def constants(
+        self,
+        data_norm: float,
+        l2_regularization: float,
+        constraint: Constraint,
+        label_bound: float | None = None,
+    ) -> LossConstants:
+        """Declared constants for ‖x‖ ≤ ``data_norm``, |y| ≤ ``label_bound`` on ``constraint``."""
+
+
+class _MarginLoss(Loss):
+    """ℓ(w; x, y) = φ(y·wᵀx) with |φ'| ≤ 1 and φ'' ≤ ``curvature``."""
+
+    curvature: float = 0.0
+
+    @abstractmethod
+    def phi(self, z: NDArray) -> NDArray:
+        """φ(z)."""
+
+    @abstractmethod
+    def dphi(self, z: NDArray) -> NDArray:
+        """φ'(z), in [−1, 0]."""
+
+    def values(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
+        return self.phi(y * (X @ w))
+
+    def gradient_weights(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
+        return self.dphi(y * (X @ w)) * y
+
+    def constants(self, data_norm, l2_regularization, constraint, label_bound=None) -> LossConstants:
+        # ∇ℓ = φ'(z)·y·x with |φ'| ≤ 1, |y| = 1: ‖∇ℓ‖ ≤ X; two such vectors differ by ≤ 2X.
+        # Hessian φ''(z)·x xᵀ has norm ≤ curvature·X².
+        lipschitz = data_norm
+        return LossConstants(
+            lipschitz=lipschitz,
+            gradient_sensitivity=2.0 * lipschitz,
+            smoothness=self.curvature * data_norm**2 + l2_regularization,
+            strong_convexity=l2_regularization,
+            lipschitz_regularized=lipschitz + l2_regularization * constraint.radius,
+        )
+
+
+class LogisticLoss(_MarginLoss):
+    """Logistic loss φ(z) = log(1 + e^{−z}); φ'' ≤ 1/4 (Chen et al. 2019 §5.1)."""
+
+    name = "logistic"
+    curvature = 0.25
+
+    def phi(self, z):
+        return np.logaddexp(0.0, -z)
+
+    def dphi(self, z):
+        return -expit(-z)
+
+
+class HuberizedHingeLoss(_MarginLoss):
+    """Huberised hinge of Chen, Lee, Kifer 2019 §5.1 (Chapelle 2007), parameter h > 0.
+
+    φ(z) = 0 for z > 1 + h; (1 + h − z)²/(4h) for |1 − z| ≤ h; 1 − z for z < 1 − h.
+    φ' ∈ [−1, 0] and φ'' ≤ 1/(2h).
+    """
+
+    name = "huber"
+
+    def __init__(self, h: float = 0.5) -> None:
+        if not (np.isfinite(h) and h > 0):
+            raise ValueError(f"h must be finite and > 0; got {h!r}.")
+        self.h = float(h)
+        self.curvature = 1.0 / (2.0 * self.h)
+
+    def phi(self, z):
+        h = self.h
+        return np.where(z > 1 + h, 0.0, np.where(z < 1 - h, 1.0 - z, (1.0 + h - z) ** 2 / (4 * h)))
+
+    def dphi(self, z):
+        h = self.h
+        return np.where(z > 1 + h, 0.0, np.where(z < 1 - h, -1.0, -(1.0 + h - z) / (2 * h)))
+
+
+class SquaredLoss(Loss):
+    """Squared error ℓ(w; x, y) = ½(wᵀx − y)² (ridge regression with λ > 0).
+
+    Its gradient (wᵀx − y)·x is unbounded on R^d, so the constants need a bounded constraint set
+    and a label bound: L = (R·X + Y)·X, S_g = 2L, β_ℓ = X².
+    """
+
+    name = "squared"
+    classification = False
+
+    def values(self, w, X, y):
+        return 0.5 * (X @ w - y) ** 2
+
+    def gradient_weights(self, w, X, y):
+        return X @ w - y
+
+    def constants(self, data_norm, l2_regularization, constraint, label_bound=None) -> LossConstants:
+        if label_bound is None or not np.isfinite(constraint.radius):
+            raise ValueError(
+                "the squared loss has unbounded gradients: it needs a finite label_bound and a "
+                "bounded constraint set (radius < inf)."
+            )
+        lipschitz = (constraint.radius * data_norm + label_bound) * data_norm
+        return LossConstants(
+            lipschitz=lipschitz,
+            gradient_sensitivity=2.0 * lipschitz,
+            smoothness=data_norm**2 + l2_regularization,
+            strong_convexity=l2_regularization,
+            lipschitz_regularized=lipschitz + l2_regularization * constraint.radius,
+        )
+
+
+class QuadraticDistanceLoss(Loss):
+    """ℓ(θ; x) = ½‖θ − x‖² (private mean estimation; Chourasia et al. eq. (71)).
+
+    ∇ℓ = θ − x, so S_g = sup ‖x − x'‖ = 2X and the loss is 1-smooth and 1-strongly convex: the
+    setting of Chourasia et al. Thm 3 / Cor. 2, where noisy GD's output law is Gaussian and known
+    exactly.  Labels are ignored.
+    """
+
+    name = "quadratic"
+    classification = False
+
+    def values(self, w, X, y):
+        return 0.5 * np.sum((w[None, :] - X) ** 2, axis=1)
+
+    def gradient_weights(self, w, X, y):  # pragma: no cover - gradients are not of the form gᵢxᵢ
+        raise NotImplementedError("QuadraticDistanceLoss gradients are θ − xᵢ, not gᵢ·xᵢ.")
+
+    def per_example_gradients(self, w, X, y):
+        return w[None, :] - X
+
+    def mean_gradient(self, w, X, y):
+        return w - X.mean(axis=0)
+
+    def constants(self, data_norm, l2_regularization, constraint, label_bound=None) -> LossConstants:
+        lipschitz = constraint.radius + data_norm
+        return LossConstants(
+            lipschitz=lipschitz,
+            gradient_sensitivity=2.0 * data_norm,
+            smoothness=1.0 + l2_regularization,
+            strong_convexity=1.0 + l2_regularization,
+            lipschitz_regularized=lipschitz + l2_regularization * constraint.radius,
+        )
+
+
+#: Registry of losses by name (factories, so parameters such as h can be passed).
+LOSSES = {
+    "logistic": LogisticLoss,
+    "huber": HuberizedHingeLoss,
+    "squared": SquaredLoss,
+    "quadratic": QuadraticDistanceLoss,
+}

@@ -1,0 +1,208 @@
+"""Projected noisy gradient descent (Chourasia, Ye, Shokri 2021, Alg. 1) with a best-of certificate.
+
+Update (the convention of every number in the certificate)::
+
+    θ_{k+1} = Π_C(θ_k − η (∇L_D(θ_k) + λ θ_k) + √(2η) · N(0, σ² I)),
+
+with ``L_D`` the *mean* per-example loss, λ = ``l2_regularization``; only θ_K is released.
+The intermediate iterates stay hidden: that is what the converging bounds
+(Cor. 1, Cor. 2, exact quadratic, Bok et al. GDP) require.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..accounting import noisy_gd as accountant
+from ..accounting.langevin import theorem4_iterations
+from ..certificate import PrivacyCertificate
+from ..constraints import Constraint, Unconstrained
+from ..losses import Loss, QuadraticDistanceLoss
+from .._validation import check_privacy_budget, check_training_data, enforce_label_bound, enforce_norm_bound, make_rng
+
+__all__ = ["TrainingResult", "noisy_gd", "default_step_size"]
+
+UPDATE_RULE = "theta <- Proj_C(theta - step_size*(mean gradient + l2*theta) + sqrt(2*step_size)*sigma*N(0, I))"
+
+
+@dataclass(frozen=True)
+class TrainingResult:
+    """Released parameters and their certificate."""
+
+    coef: NDArray[np.float64]
+    certificate: PrivacyCertificate
+
+
+def default_step_size(smoothness: float) -> float:
+    """η = 1/(2β): the classical smooth-GD step, inside both η < 1/β (Cor. 1) and η < 2/β (GDP)."""
+    return 0.5 / smoothness
+
+
+def _initial_point(initialization: str, dimension: int, sigma: float, strong_convexity: float,
+                   constraint: Constraint, rng: np.random.Generator) -> NDArray[np.float64]:
+    if initialization == "stationary":
+        # Chourasia et al. Cor. 1 / Lemma 5: θ₀ ~ Π_C(N(0, 2σ²/λ I)).
+        return constraint.project(rng.normal(0.0, np.sqrt(2.0 * sigma**2 / strong_convexity), dimension))
+    return np.zeros(dimension)
+
+
+def noisy_gd(
+    X: NDArray,
+    y: NDArray,
+    *,
+    loss: Loss,
+    l2_regularization: float,
+    delta: float,
+    epsilon: float | None = None,
+    sigma: float | None = None,
+    data_norm: float = 1.0,
+    label_bound: float | None = None,
+    step_size: float | str = "auto",
+    iterations: int | str = "auto",
+    constraint: Constraint = Unconstrained(),
+    bound: str = "best",
+    initialization: str = "auto",
+    strict: bool = False,
+    random_state: None | int | np.random.Generator = None,
+) -> TrainingResult:
+    """Train by noisy GD and certify the last iterate.
+
+    Parameters
+    ----------
+    X, y : array_like
+        Features (n, d) and targets (n,).  Rows with ‖x‖₂ > ``data_norm`` are clipped with a
+        :class:`~dpconvex.exceptions.PrivacyLeakWarning` (``strict=True``: ``ValueError``); so
+        are regression targets beyond ``label_bound``.  Classification targets must be ±1.
+    loss : Loss
+        Per-example loss with declared constants.
+    l2_regularization : float
+        λ ≥ 0 in f = mean loss + (λ/2)‖w‖²; the strongly convex bounds need λ > 0.
+    delta : float
+        δ of the certificate, in (0, 1).
+    epsilon, sigma : float, optional
+        Give exactly one: a target ε (σ is then calibrated, never overshooting) or the noise σ.
+    data_norm, label_bound : float
+        Declared bounds on ‖x‖₂ and |y| (``label_bound`` only for regression losses).
+    step_size : float or "auto"
+        η; ``"auto"`` is :func:`default_step_size`.  A named ``bound`` whose step-size condition
+        fails raises ``ValueError``.
+    iterations : int or "auto"
+        K; ``"auto"`` (needs ``epsilon``) is Chourasia et al. Thm 4's K* at this step size.
+    constraint : Unconstrained or L2Ball
+        The set C of the projection.
+    bound : str
+        ``"best"`` (minimum over every applicable bound) or a name from
+        :data:`dpconvex.accounting.noisy_gd.BOUNDS`.
+    initialization : {"auto", "fixed", "stationary"}
+        ``"auto"`` is ``"stationary"`` when λ > 0 (enables Cor. 1), else θ₀ = 0.
+    random_state : None, int or Generator
+        ``None`` (default) draws noise from an OS-seeded generator — the only choice for a
+        release.  A seed makes runs reproducible, for experiments and tests.
+    """
+    X, y = check_training_data(X, y)
+    check_privacy_budget(1.0 if epsilon is None else epsilon, delta)
+    if (epsilon is None) == (sigma is None):
+        raise ValueError("give exactly one of epsilon (target) or sigma (noise level).")
+    if sigma is not None and not (np.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be finite and > 0; got {sigma!r}.")
+    if not (np.isfinite(l2_regularization) and l2_regularization >= 0):
+        raise ValueError(f"l2_regularization must be finite and >= 0; got {l2_regularization!r}.")
+    if loss.classification and not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ValueError(f"the {loss.name} loss needs labels in {{-1, +1}}; got {np.unique(y)[:5]}.")
+    X, clipped_rows = enforce_norm_bound(X, data_norm, strict=strict)
+    clipped_labels = 0
+    if not loss.classification and label_bound is not None:
+        y, clipped_labels = enforce_label_bound(y, label_bound, strict=strict)
+    n, dimension = X.shape
+    constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
+
+    if step_size == "auto":
+        step_size = default_step_size(constants.smoothness)
+    if not (isinstance(step_size, (int, float)) and np.isfinite(step_size) and step_size > 0):
+        raise ValueError(f"step_size must be 'auto' or a finite number > 0; got {step_size!r}.")
+    if initialization == "auto":
+        initialization = "stationary" if constants.strong_convexity > 0 else "fixed"
+    if initialization == "stationary" and constants.strong_convexity <= 0:
+        raise ValueError("initialization='stationary' needs l2_regularization > 0 (θ₀ ~ N(0, 2σ²/λ I)).")
+    if iterations == "auto":
+        if epsilon is None:
+            raise ValueError("iterations='auto' (Thm 4's K*) needs a target epsilon; give iterations.")
+        if constants.strong_convexity <= 0:
+            raise ValueError("iterations='auto' (Thm 4's K*) needs l2_regularization > 0; give iterations.")
+        iterations = theorem4_iterations(n, dimension, constants.strong_convexity, step_size, epsilon, delta)
+    if not (isinstance(iterations, (int, np.integer)) and iterations >= 1):
+        raise ValueError(f"iterations must be 'auto' or an integer >= 1; got {iterations!r}.")
+
+    event = accountant.NoisyGDEvent(
+        n=n,
+        sensitivity=constants.gradient_sensitivity,
+        step_size=float(step_size),
+        sigma=1.0 if sigma is None else float(sigma),
+        iterations=int(iterations),
+        strong_convexity=constants.strong_convexity,
+        smoothness=constants.smoothness,
+        initialization=initialization,
+        constrained=constraint.is_constrained,
+        quadratic_loss=isinstance(loss, QuadraticDistanceLoss) and l2_regularization == 0,
+    )
+    if bound != "best":
+        accountant.rdp_curve(event, bound, [2.0])  # raises ValueError naming the unmet conditions
+    if epsilon is not None:
+        event = dataclasses.replace(event, sigma=accountant.calibrate_sigma(event, epsilon, delta, bound=bound))
+    privacy = accountant.account(event, delta, bound=bound)
+    composition = accountant.account(event, delta, bound="composition").epsilon
+
+    rng = make_rng(random_state)
+    theta = _initial_point(initialization, dimension, event.sigma, constants.strong_convexity, constraint, rng)
+    noise_scale = np.sqrt(2.0 * event.step_size) * event.sigma
+    for _ in range(event.iterations):
+        gradient = loss.mean_gradient(theta, X, y) + l2_regularization * theta
+        theta = constraint.project(theta - event.step_size * gradient + noise_scale * rng.standard_normal(dimension))
+
+    notes = [f"{clipped_rows} rows clipped to data_norm"] if clipped_rows else []
+    if clipped_labels:
+        notes.append(f"{clipped_labels} targets clipped to label_bound")
+    if bound == "best":
+        notes += [
+            f"{name} not applicable: needs " + "; ".join(accountant.unmet_conditions(event, name))
+            for name in accountant.BOUNDS
+            if name not in privacy.candidates and name != "theorem2"
+        ]
+    certificate = PrivacyCertificate(
+        mechanism="noisy_gd",
+        epsilon=privacy.epsilon,
+        delta=privacy.delta,
+        bound=privacy.bound,
+        theorem=privacy.theorem,
+        conditions=privacy.assumptions,
+        assumptions={
+            "n": n,
+            "dimension": dimension,
+            "loss": loss.name,
+            "data_norm": data_norm,
+            "label_bound": label_bound,
+            "l2_regularization": l2_regularization,
+            "lipschitz": constants.lipschitz,
+            "gradient_sensitivity": constants.gradient_sensitivity,
+            "strong_convexity": constants.strong_convexity,
+            "smoothness": constants.smoothness,
+            "step_size": event.step_size,
+            "constraint": constraint.describe(),
+            "initialization": initialization,
+            "update_rule": UPDATE_RULE,
+            "neighbouring": "replace-one",
+            "released": "last iterate only",
+        },
+        order=privacy.order,
+        conversion=privacy.conversion,
+        sigma=event.sigma,
+        iterations=event.iterations,
+        candidates=privacy.candidates,
+        composition_epsilon=composition,
+        notes=tuple(notes),
+    )
+    return TrainingResult(coef=theta, certificate=certificate)
