@@ -103,7 +103,8 @@ class _PrivateLinearModel(BaseEstimator):
             random_state=self.random_state,
         )
         self.coef_ = result.coef[:dimension].copy()
-        self.intercept_ = float(result.coef[dimension]) if self.fit_intercept else 0.0
+        # The constant feature equals data_norm, so its weight times data_norm is the intercept.
+        self.intercept_ = float(result.coef[dimension] * self.data_norm) if self.fit_intercept else 0.0
         self.l2_regularization_ = l2
         self.privacy_report_ = result.certificate.with_notes(*notes) if notes else result.certificate
 
@@ -114,16 +115,22 @@ class _PrivateLinearModel(BaseEstimator):
 
 
 class _PrivateBinaryClassifier(ClassifierMixin, _PrivateLinearModel):
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
     def fit(self, X, y):
         """Fit on X (n, d) and binary labels y; returns self."""
         X, y = validate_data(self, X, y, ensure_min_samples=2)
-        target_type = type_of_target(y, input_name="y")
-        if target_type not in ("binary",):
+        target_type = type_of_target(y, input_name="y", raise_unknown=True)
+        classes = np.unique(y)
+        if target_type != "binary" or classes.size != 2:
             raise ValueError(
-                f"y must hold exactly two classes (binary labels); got target type {target_type!r} "
-                f"with {len(np.unique(y))} distinct value(s)."
+                "Only binary classification is supported: y must hold exactly two classes; got "
+                f"target type {target_type!r} with {classes.size} class(es)."
             )
-        self.classes_ = np.unique(y)
+        self.classes_ = classes
         signed = np.where(y == self.classes_[1], 1.0, -1.0)
         self._fit_private(np.asarray(X, dtype=float), signed)
         return self
@@ -134,6 +141,7 @@ class _PrivateBinaryClassifier(ClassifierMixin, _PrivateLinearModel):
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels."""
+        check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
 

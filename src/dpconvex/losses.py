@@ -46,6 +46,11 @@ class LossConstants:
     lipschitz_regularized: float
 
 
+def _regularized_lipschitz(lipschitz: float, l2_regularization: float, constraint: Constraint) -> float:
+    """L + λ·radius (just L when λ = 0, also on an unbounded set)."""
+    return lipschitz + (l2_regularization * constraint.radius if l2_regularization > 0 else 0.0)
+
+
 class Loss(ABC):
     """A per-example loss ℓ(w; x, y) with declared constants."""
 
@@ -113,7 +118,7 @@ class _MarginLoss(Loss):
             gradient_sensitivity=2.0 * lipschitz,
             smoothness=self.curvature * data_norm**2 + l2_regularization,
             strong_convexity=l2_regularization,
-            lipschitz_regularized=lipschitz + l2_regularization * constraint.radius,
+            lipschitz_regularized=_regularized_lipschitz(lipschitz, l2_regularization, constraint),
         )
 
 
@@ -171,7 +176,7 @@ class SquaredLoss(Loss):
         return X @ w - y
 
     def constants(self, data_norm, l2_regularization, constraint, label_bound=None) -> LossConstants:
-        if label_bound is None or not np.isfinite(constraint.radius):
+        if label_bound is None or not (np.isfinite(label_bound) and label_bound >= 0) or not np.isfinite(constraint.radius):
             raise ValueError(
                 "the squared loss has unbounded gradients: it needs a finite label_bound and a "
                 "bounded constraint set (radius < inf)."
@@ -182,7 +187,7 @@ class SquaredLoss(Loss):
             gradient_sensitivity=2.0 * lipschitz,
             smoothness=data_norm**2 + l2_regularization,
             strong_convexity=l2_regularization,
-            lipschitz_regularized=lipschitz + l2_regularization * constraint.radius,
+            lipschitz_regularized=_regularized_lipschitz(lipschitz, l2_regularization, constraint),
         )
 
 
@@ -216,7 +221,7 @@ class QuadraticDistanceLoss(Loss):
             gradient_sensitivity=2.0 * data_norm,
             smoothness=1.0 + l2_regularization,
             strong_convexity=1.0 + l2_regularization,
-            lipschitz_regularized=lipschitz + l2_regularization * constraint.radius,
+            lipschitz_regularized=_regularized_lipschitz(lipschitz, l2_regularization, constraint),
         )
 
 

@@ -1,0 +1,20 @@
+"""Data sets and schema-driven preprocessing for private convex learning.
+
+:func:`load_adult` ships the UCI Adult data (Becker & Kohavi, 1996,
+https://doi.org/10.24432/C5XW20, CC BY 4.0) preprocessed with a fixed schema;
+:class:`TabularSchema`, :func:`read_csv` and :func:`preprocess` do the same for the user's own
+tabular data.
+"""
+
+from dpconvex.datasets.adult import ADULT_SCHEMA, load_adult, load_adult_raw
+from dpconvex.datasets.tabular import TabularSchema, feature_names, preprocess, read_csv
+
+__all__ = [
+    "ADULT_SCHEMA",
+    "TabularSchema",
+    "feature_names",
+    "load_adult",
+    "load_adult_raw",
+    "preprocess",
+    "read_csv",
+]

@@ -1,0 +1,1 @@
+"""Reproductions of figures from the papers dpconvex implements (one module per paper)."""
