@@ -133,3 +133,17 @@ def test_calibration_rejects_bad_epsilon(epsilon):
 def test_account_rejects_bad_delta(delta):
     with pytest.raises(ValueError, match="delta"):
         acc.account(BASE, delta)
+
+
+@settings(max_examples=200, deadline=None)
+@given(event=events)
+def test_gdp_is_below_corollary1_whenever_both_apply(event):
+    # Why the trainer's default start is θ₀ = 0: where Cor. 1 applies (η < 1/β, c = 1 − ηλ) the GDP
+    # bound's RDP is below Cor. 1's (ratio → (2 − ηλ)/4 for large K; at K = 1 it is
+    # (x/2)/(1 − e^{−x}) with x = ηλ/2 ≤ 1/2, at most 0.636), so the stationary start never pays off.
+    stationary = dataclasses.replace(event, initialization="stationary", quadratic_loss=False)
+    if "corollary1" not in acc.applicable_bounds(stationary):
+        return
+    orders = np.array([2.0, 32.0])
+    ratio = acc.rdp_curve(stationary, "gdp", orders) / acc.rdp_curve(stationary, "corollary1", orders)
+    assert np.all(ratio <= 0.6361)

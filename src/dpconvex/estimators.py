@@ -19,33 +19,16 @@ from .constraints import L2Ball, Unconstrained
 from .losses import HuberizedHingeLoss, Loss, LogisticLoss, SquaredLoss
 from .mechanisms import MECHANISMS
 
-__all__ = ["PrivateLogisticRegression", "PrivateHuberSVC", "PrivateRidge", "auto_l2_regularization"]
-
-
-def auto_l2_regularization(loss_curvature: float, data_norm: float, n: int, dimension: int,
-                           epsilon: float, delta: float) -> float:
-    """λ balancing private excess risk against regularisation bias (Chourasia et al. Thm 4).
-
-    Thm 4 (eq. 22) bounds the excess empirical risk of the λ-strongly convex problem by
-    ``β d L² log(1/δ) / (ε² λ² n²)``; regularising a convex loss costs at most ``λ B²/2`` against a
-    comparator of norm B.  Minimising the sum gives ``λ = (4 β d L² log(1/δ) / (ε² n² B²))^{1/3}``.
-    We take B = 1/data_norm (a unit margin at the norm bound), β = the loss curvature·X², L = X.
-    Depends only on public quantities (n, d, ε, δ, the declared bounds).
-    """
-    beta = loss_curvature * data_norm**2
-    lipschitz = data_norm
-    comparator = 1.0 / data_norm
-    value = 4.0 * beta * dimension * lipschitz**2 * np.log(1.0 / delta) / (epsilon**2 * n**2 * comparator**2)
-    return float(np.cbrt(value))
+__all__ = ["PrivateLogisticRegression", "PrivateHuberSVC", "PrivateRidge"]
 
 
 _COMMON_CONSTRAINTS = {
     "epsilon": [Interval(0.0, np.inf, "neither")],
     "delta": [Interval(0.0, 1.0, "neither")],
     "data_norm": [Interval(0.0, np.inf, "neither")],
-    "l2_regularization": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
+    "l2_regularization": [Interval(0.0, np.inf, "neither")],
     "method": [Options(tuple(MECHANISMS))],
-    "iterations": [Interval(1, np.inf, "left", integral=True), Options(("auto",))],
+    "iterations": [Interval(1, np.inf, "left", integral=True), Options(("auto", "theorem4"))],
     "step_size": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
     "fit_intercept": [Options((True, False))],
     "strict": [Options((True, False))],
@@ -82,11 +65,7 @@ class _PrivateLinearModel(BaseEstimator):
             notes = (f"{clipped} rows clipped to data_norm",) if clipped else ()
         else:
             design, norm_bound = X, float(self.data_norm)
-        l2 = (
-            auto_l2_regularization(getattr(loss, "curvature", 1.0), norm_bound, n, design.shape[1], self.epsilon, self.delta)
-            if self.l2_regularization == "auto"
-            else self.l2_regularization
-        )
+        l2 = self.l2_regularization
         result = MECHANISMS[self.method](
             design,
             y,
@@ -105,7 +84,6 @@ class _PrivateLinearModel(BaseEstimator):
         self.coef_ = result.coef[:dimension].copy()
         # The constant feature equals data_norm, so its weight times data_norm is the intercept.
         self.intercept_ = float(result.coef[dimension] * self.data_norm) if self.fit_intercept else 0.0
-        self.l2_regularization_ = l2
         self.privacy_report_ = result.certificate.with_notes(*notes) if notes else result.certificate
 
     def _decision(self, X) -> np.ndarray:
@@ -156,17 +134,19 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
         Target δ in (0, 1).
     data_norm : float, default=1.0
         Declared bound on ‖x‖₂; larger rows are clipped with a ``PrivacyLeakWarning``.
-    l2_regularization : float or "auto", default="auto"
-        λ > 0; ``"auto"`` is :func:`auto_l2_regularization` (theory, not tuning).
+    l2_regularization : float, default=1e-3
+        λ > 0 in f = mean loss + (λ/2)‖w‖² (the value fixed in Chen, Lee, Kifer 2019 §5.1).
     method : {"noisy_gd"}, default="noisy_gd"
         The private trainer (see :data:`dpconvex.mechanisms.MECHANISMS`).
-    iterations : int or "auto", default="auto"
-        Number of updates; ``"auto"`` is Chourasia et al. Thm 4's K*.
+    iterations : int, "auto" or "theorem4", default="auto"
+        Number of updates.  ``"theorem4"`` is Chourasia et al. Thm 4's K*; ``"auto"`` caps K* by
+        the convex early-stopping optimum (:func:`dpconvex.mechanisms.noisy_gd.default_iterations`).
     step_size : float or "auto", default="auto"
-        ``"auto"`` is 1/(2β).
-    fit_intercept : bool, default=True
-        Learn an intercept (as a constant feature equal to ``data_norm``; the certificate then
-        uses the augmented norm bound √2·data_norm).
+        ``"auto"`` is 1/(2β), inside the step-size conditions of Cor. 1 and of the GDP bound.
+    fit_intercept : bool, default=False
+        Learn an intercept, as a constant feature equal to ``data_norm``; the certificate then uses
+        the augmented norm bound √2·data_norm, which doubles the noise variance.  Off by default:
+        one-hot encoded data (as :func:`dpconvex.datasets.load_adult`) already spans a constant.
     strict : bool, default=False
         Raise instead of clipping rows above ``data_norm``.
     random_state : None, int or Generator, default=None
@@ -175,11 +155,11 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
 
     Attributes
     ----------
-    coef_, intercept_, classes_, n_features_in_, l2_regularization_, privacy_report_
+    coef_, intercept_, classes_, n_features_in_, privacy_report_
     """
 
-    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization="auto",
-                 method="noisy_gd", iterations="auto", step_size="auto", fit_intercept=True,
+    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization=1e-3,
+                 method="noisy_gd", iterations="auto", step_size="auto", fit_intercept=False,
                  strict=False, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -212,8 +192,8 @@ class PrivateHuberSVC(_PrivateBinaryClassifier):
 
     _parameter_constraints = {**_COMMON_CONSTRAINTS, "huber_h": [Interval(0.0, np.inf, "neither")]}
 
-    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization="auto",
-                 method="noisy_gd", iterations="auto", step_size="auto", fit_intercept=True,
+    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization=1e-3,
+                 method="noisy_gd", iterations="auto", step_size="auto", fit_intercept=False,
                  huber_h=0.5, strict=False, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -251,8 +231,8 @@ class PrivateRidge(RegressorMixin, _PrivateLinearModel):
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, label_bound=1.0,
-                 l2_regularization="auto", radius="auto", method="noisy_gd", iterations="auto",
-                 step_size="auto", fit_intercept=True, strict=False, random_state=None):
+                 l2_regularization=1e-3, radius="auto", method="noisy_gd", iterations="auto",
+                 step_size="auto", fit_intercept=False, strict=False, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm

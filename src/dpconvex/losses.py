@@ -80,6 +80,10 @@ class Loss(ABC):
         return float(np.mean(self.values(w, X, y)) + 0.5 * l2_regularization * (w @ w))
 
     @abstractmethod
+    def loss_at_zero(self, data_norm: float, label_bound: float | None = None) -> float:
+        """An upper bound on ℓ(0; x, y) over the declared data domain (bounds ‖w*_λ‖, see estimators)."""
+
+    @abstractmethod
     def constants(
         self,
         data_norm: float,
@@ -105,6 +109,9 @@ class _MarginLoss(Loss):
 
     def values(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
         return self.phi(y * (X @ w))
+
+    def loss_at_zero(self, data_norm, label_bound=None) -> float:
+        return float(self.phi(np.array(0.0)))
 
     def gradient_weights(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
         return self.dphi(y * (X @ w)) * y
@@ -172,6 +179,11 @@ class SquaredLoss(Loss):
     def values(self, w, X, y):
         return 0.5 * (X @ w - y) ** 2
 
+    def loss_at_zero(self, data_norm, label_bound=None) -> float:
+        if label_bound is None:
+            raise ValueError("the squared loss needs a finite label_bound.")
+        return 0.5 * label_bound**2
+
     def gradient_weights(self, w, X, y):
         return X @ w - y
 
@@ -204,6 +216,9 @@ class QuadraticDistanceLoss(Loss):
 
     def values(self, w, X, y):
         return 0.5 * np.sum((w[None, :] - X) ** 2, axis=1)
+
+    def loss_at_zero(self, data_norm, label_bound=None) -> float:
+        return 0.5 * data_norm**2
 
     def gradient_weights(self, w, X, y):  # pragma: no cover - gradients are not of the form gᵢxᵢ
         raise NotImplementedError("QuadraticDistanceLoss gradients are θ − xᵢ, not gᵢ·xᵢ.")

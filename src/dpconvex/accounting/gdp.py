@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr
 
-__all__ = ["gdp_delta", "gdp_epsilon", "gdp_rdp", "noisy_gd_mu", "gd_contraction"]
+__all__ = ["gdp_delta", "gdp_epsilon", "gdp_mu", "gdp_rdp", "noisy_gd_mu", "gd_contraction"]
 
 
 def gdp_delta(epsilon: ArrayLike, mu: ArrayLike) -> NDArray[np.float64]:
@@ -66,6 +66,26 @@ def gdp_epsilon(delta: float, mu: float) -> float:
     while gdp_delta(eps, mu) > delta:
         eps = np.nextafter(eps, np.inf) * (1.0 + 1e-12)
     return float(eps)
+
+
+def gdp_mu(epsilon: float, delta: float) -> float:
+    """Largest μ such that μ-GDP implies (ε, δ)-DP: the root of δ(ε; μ) = δ (Cor. 2.13).
+
+    δ(ε; μ) is increasing in μ, so Brent's method brackets it; the result is nudged downward until
+    ``gdp_delta(epsilon, μ) <= delta`` holds in floating point.
+    """
+    epsilon, delta = float(epsilon), float(delta)
+    if not (np.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
+    if not (0.0 < delta < 1.0):
+        raise ValueError(f"delta must lie in the open interval (0, 1); got {delta!r}.")
+    hi = 1.0
+    while gdp_delta(epsilon, hi) < delta:
+        hi *= 2.0
+    mu = brentq(lambda m: float(gdp_delta(epsilon, m)) - delta, 0.0, hi, xtol=1e-15, rtol=1e-13)
+    while gdp_delta(epsilon, mu) > delta:
+        mu = np.nextafter(mu, 0.0) * (1.0 - 1e-12)
+    return float(mu)
 
 
 def gdp_rdp(orders: ArrayLike, mu: float) -> NDArray[np.float64]:

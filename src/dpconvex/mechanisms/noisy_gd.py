@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ..accounting import gdp
 from ..accounting import noisy_gd as accountant
 from ..accounting.langevin import theorem4_iterations
 from ..certificate import PrivacyCertificate
@@ -24,7 +25,7 @@ from ..constraints import Constraint, Unconstrained
 from ..losses import Loss, QuadraticDistanceLoss
 from .._validation import check_privacy_budget, check_training_data, enforce_label_bound, enforce_norm_bound, make_rng
 
-__all__ = ["TrainingResult", "noisy_gd", "default_step_size"]
+__all__ = ["TrainingResult", "noisy_gd", "default_step_size", "default_iterations", "comparator_norm_bound"]
 
 UPDATE_RULE = "theta <- Proj_C(theta - step_size*(mean gradient + l2*theta) + sqrt(2*step_size)*sigma*N(0, I))"
 
@@ -40,6 +41,42 @@ class TrainingResult:
 def default_step_size(smoothness: float) -> float:
     """η = 1/(2β): the classical smooth-GD step, inside both η < 1/β (Cor. 1) and η < 2/β (GDP)."""
     return 0.5 / smoothness
+
+
+def default_iterations(
+    n: int,
+    dimension: int,
+    sensitivity: float,
+    strong_convexity: float,
+    step_size: float,
+    epsilon: float,
+    delta: float,
+    comparator_norm: float,
+) -> int:
+    """``iterations="auto"``: the smaller of Thm 4's K* and the convex early-stopping length.
+
+    * Strongly convex regime: Chourasia et al. Thm 4's K* (:func:`theorem4_iterations`).
+    * Convex regime (derivation note): noisy GD with per-step noise √(2η)σ is gradient descent
+      with gradient noise of variance 2σ²/η per coordinate, so after run length T = ηK the standard
+      projected-GD analysis (Bubeck 2015, arXiv:1405.4980, Thm 3.2 with noisy gradients) bounds
+      the excess risk by ``B²/(2T) + dσ² + O(η)``, B = ‖θ₀ − w*‖.  While ηλK ≲ 1 the privacy of the
+      run is that of composition, ``μ² = T S_g²/(2σ²n²)`` (Bok et al.'s μ at c → 1), so
+      ``dσ² = d T S_g²/(2μ²n²)`` and the sum is minimised at ``T* = B n μ / (S_g √d)``, with μ the
+      GDP parameter that meets (ε, δ) exactly (:func:`dpconvex.accounting.gdp.gdp_mu`).
+      B is a data-independent bound on ‖w*‖ (see :func:`comparator_norm_bound`).
+
+    Running longer than the smaller of the two only adds noise (convex view) or is unnecessary
+    (strongly convex view); the choice uses public quantities only.
+    """
+    k_star = theorem4_iterations(n, dimension, strong_convexity, step_size, epsilon, delta)
+    mu = gdp.gdp_mu(epsilon, delta)
+    run_length = comparator_norm * n * mu / (sensitivity * np.sqrt(dimension))
+    return int(max(1, min(k_star, np.ceil(run_length / step_size))))
+
+
+def comparator_norm_bound(loss_at_zero: float, l2_regularization: float, radius: float) -> float:
+    """B = min(radius, √(2ℓ(0)/λ)): f_λ(w*) ≤ f_λ(0) ≤ ℓ(0) and ℓ ≥ 0 give (λ/2)‖w*‖² ≤ ℓ(0)."""
+    return float(min(radius, np.sqrt(2.0 * loss_at_zero / l2_regularization)))
 
 
 def _initial_point(initialization: str, dimension: int, sigma: float, strong_convexity: float,
@@ -90,15 +127,20 @@ def noisy_gd(
     step_size : float or "auto"
         η; ``"auto"`` is :func:`default_step_size`.  A named ``bound`` whose step-size condition
         fails raises ``ValueError``.
-    iterations : int or "auto"
-        K; ``"auto"`` (needs ``epsilon``) is Chourasia et al. Thm 4's K* at this step size.
+    iterations : int, "auto" or "theorem4"
+        K.  ``"theorem4"`` is Chourasia et al. Thm 4's K* at this step size; ``"auto"`` is
+        :func:`default_iterations` (K* capped by the convex early-stopping optimum).  Both need
+        ``epsilon`` and λ > 0.
     constraint : Unconstrained or L2Ball
         The set C of the projection.
     bound : str
         ``"best"`` (minimum over every applicable bound) or a name from
         :data:`dpconvex.accounting.noisy_gd.BOUNDS`.
     initialization : {"auto", "fixed", "stationary"}
-        ``"auto"`` is ``"stationary"`` when λ > 0 (enables Cor. 1), else θ₀ = 0.
+        ``"auto"`` and ``"fixed"`` start at θ₀ = 0.  ``"stationary"`` draws θ₀ ~ Π_C(N(0, 2σ²/λ I)),
+        the start Cor. 1 requires; it is not the default because whenever Cor. 1 applies
+        (η < 1/β) the GDP bound of Bok et al. is below it (at most 0.64×) at every order
+        (see ``tests/test_accounting_noisy_gd.py``), while the wide random start costs accuracy.
     random_state : None, int or Generator
         ``None`` (default) draws noise from an OS-seeded generator — the only choice for a
         release.  A seed makes runs reproducible, for experiments and tests.
@@ -125,17 +167,23 @@ def noisy_gd(
     if not (isinstance(step_size, (int, float)) and np.isfinite(step_size) and step_size > 0):
         raise ValueError(f"step_size must be 'auto' or a finite number > 0; got {step_size!r}.")
     if initialization == "auto":
-        initialization = "stationary" if constants.strong_convexity > 0 else "fixed"
+        initialization = "fixed"
     if initialization == "stationary" and constants.strong_convexity <= 0:
         raise ValueError("initialization='stationary' needs l2_regularization > 0 (θ₀ ~ N(0, 2σ²/λ I)).")
-    if iterations == "auto":
-        if epsilon is None:
-            raise ValueError("iterations='auto' (Thm 4's K*) needs a target epsilon; give iterations.")
-        if constants.strong_convexity <= 0:
-            raise ValueError("iterations='auto' (Thm 4's K*) needs l2_regularization > 0; give iterations.")
-        iterations = theorem4_iterations(n, dimension, constants.strong_convexity, step_size, epsilon, delta)
+    if iterations in ("auto", "theorem4"):
+        if epsilon is None or not l2_regularization > 0:
+            raise ValueError(
+                f"iterations={iterations!r} needs a target epsilon and l2_regularization > 0; "
+                "otherwise give iterations as an integer >= 1."
+            )
+        if iterations == "theorem4":
+            iterations = theorem4_iterations(n, dimension, constants.strong_convexity, step_size, epsilon, delta)
+        else:
+            bound_b = comparator_norm_bound(loss.loss_at_zero(data_norm, label_bound), l2_regularization, constraint.radius)
+            iterations = default_iterations(n, dimension, constants.gradient_sensitivity, constants.strong_convexity,
+                                            step_size, epsilon, delta, bound_b)
     if not (isinstance(iterations, (int, np.integer)) and iterations >= 1):
-        raise ValueError(f"iterations must be 'auto' or an integer >= 1; got {iterations!r}.")
+        raise ValueError(f"iterations must be 'auto', 'theorem4' or an integer >= 1; got {iterations!r}.")
 
     event = accountant.NoisyGDEvent(
         n=n,
