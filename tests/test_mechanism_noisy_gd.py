@@ -92,7 +92,7 @@ def test_certificate_meets_target_and_names_its_theorem():
     assert "arXiv" in cert.theorem
     assert cert.composition_epsilon >= cert.epsilon
     assert cert.assumptions["gradient_sensitivity"] == 2.0 and cert.assumptions["n"] == 400
-    assert cert.assumptions["initialization"] == "stationary"
+    assert cert.assumptions["initialization"] == "fixed"
     restored = json.loads(cert.to_json())
     assert restored["epsilon"] == cert.epsilon and restored["bound"] == cert.bound
 
@@ -100,8 +100,12 @@ def test_certificate_meets_target_and_names_its_theorem():
 def test_named_bound_is_used_when_its_conditions_hold():
     X, y = _data()
     cert = noisy_gd(X, y, loss=LogisticLoss(), l2_regularization=0.05, epsilon=1.0, delta=1e-6,
-                    bound="corollary1", step_size=1.0, random_state=0).certificate
+                    bound="corollary1", step_size=1.0, initialization="stationary", random_state=0).certificate
     assert cert.bound == "corollary1" and cert.epsilon <= 1.0
+    assert cert.assumptions["initialization"] == "stationary"
+    with pytest.raises(ValueError, match="initialization = 'stationary'"):
+        noisy_gd(X, y, loss=LogisticLoss(), l2_regularization=0.05, epsilon=1.0, delta=1e-6,
+                 bound="corollary1", step_size=1.0, random_state=0)
 
 
 def test_same_seed_reproduces_and_os_seed_differs():
