@@ -1,6 +1,6 @@
 """The ``dpconvex`` command: a thin layer over the public Python API.
 
-Subcommands: ``train``, ``account langevin``, ``reproduce langevin``, ``bench adult``.
+Subcommands: ``train``, ``account langevin``, ``reproduce langevin``, ``bench adult``, ``audit``.
 Run ``dpconvex COMMAND --help`` for the options.
 """
 
@@ -183,11 +183,41 @@ def _run_bench(args: argparse.Namespace) -> dict:
     return run_adult_benchmark(out_dir=args.out, epsilons=args.epsilons, repeats=args.repeats, seed=args.seed)
 
 
+def _add_audit(sub: argparse._SubParsersAction) -> None:
+    from .audit import AUDITS
+
+    p = sub.add_parser("audit", help="empirical privacy audit of a mechanism (lower bound on epsilon)")
+    p.add_argument("mechanism", choices=["all", *AUDITS], help="a registered audit target, or all")
+    p.add_argument("--runs", type=_positive_int, default=2000, help="trainings per neighbouring data set")
+    p.add_argument("--alpha", type=float, default=1e-3, help="1 - confidence of the lower bound")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_run_audit)
+
+
+def _run_audit(args: argparse.Namespace) -> dict:
+    from .audit import AUDITS, run_audit
+
+    names = sorted(AUDITS) if args.mechanism == "all" else [args.mechanism]
+    results = [run_audit(name, args.runs, alpha=args.alpha, seed=args.seed, progress=not args.json) for name in names]
+    if args.json:
+        print(json.dumps([r.to_dict() for r in results], indent=2))
+    else:
+        header = f"{'mechanism':<20} {'runs':>6} {'delta':>8} {'certified_eps':>14} {'audit_eps_lower':>16} {'ratio':>6}  result"
+        print(header)
+        for r in results:
+            print(f"{r.mechanism:<20} {r.runs:>6} {r.delta:>8.1e} {r.certified_epsilon:>14.4f} "
+                  f"{r.audit_epsilon_lower:>16.4f} {r.ratio:>6.3f}  {'pass' if r.passed else 'FAIL'}")
+    if not all(r.passed for r in results):
+        raise SystemExit(1)
+    return {}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``dpconvex`` command."""
     parser = argparse.ArgumentParser(prog="dpconvex", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_train, _add_account, _add_reproduce, _add_bench):
+    for add in (_add_train, _add_account, _add_reproduce, _add_bench, _add_audit):
         add(sub)
     return parser
 

@@ -1,0 +1,21 @@
+"""Privacy validation harness: empirical audits of every registered mechanism.
+
+``run_audit(name, runs)`` trains the real mechanism on a worst-case pair of neighbouring data sets
+and returns a Clopper–Pearson lower bound on ε to compare with the certificate.  Every mechanism
+must be registered in :data:`AUDITS` (see :mod:`.targets`).
+"""
+
+from . import targets  # noqa: F401  (registers the targets)
+from .harness import AUDITS, AuditResult, AuditTarget, NeighbourPair, register, run_audit
+from .statistics import clopper_pearson_upper, epsilon_lower_bound
+
+__all__ = [
+    "AUDITS",
+    "AuditResult",
+    "AuditTarget",
+    "NeighbourPair",
+    "register",
+    "run_audit",
+    "clopper_pearson_upper",
+    "epsilon_lower_bound",
+]
