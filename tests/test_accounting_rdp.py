@@ -61,3 +61,18 @@ def test_infinite_curve_gives_infinite_epsilon():
 def test_bad_input(orders, rdp, delta, conversion, message):
     with pytest.raises(ValueError, match=message):
         epsilon_from_rdp(orders, rdp, delta, conversion=conversion)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(multiplier=st.floats(0.3, 50.0), steps=st.integers(1, 2000), delta=st.floats(1e-12, 1e-2))
+def test_conversion_agrees_with_dp_accounting_for_composed_gaussians(multiplier, steps, delta):
+    # Our conversion of K composed Gaussian mechanisms (RDP Kα/(2m²)) equals dp-accounting's own
+    # RdpAccountant on the same orders, for any noise multiplier m, K and δ.
+    accountant = dp_accounting.rdp.RdpAccountant(list(DEFAULT_ORDERS))
+    accountant.compose(dp_accounting.GaussianDpEvent(multiplier), steps)
+    ours, _ = epsilon_from_rdp(DEFAULT_ORDERS, steps * DEFAULT_ORDERS / (2 * multiplier**2), delta)
+    assert ours == pytest.approx(accountant.get_epsilon(delta), rel=1e-9, abs=1e-12)

@@ -148,8 +148,8 @@ BAD_INPUTS = [
     (dict(epsilon=float("inf")), "epsilon"),
     (dict(delta=0.0), "delta"),
     (dict(delta=1.0), "delta"),
-    (dict(step_size=10.0, bound="corollary1"), "step_size < 1/smoothness"),
-    (dict(step_size=10.0, bound="gdp"), "step_size < 2/smoothness"),
+    (dict(step_size=4.0, bound="corollary1"), "step_size < 1/smoothness"),  # 1/β = 2.86 < η < 2/β = 5.71
+    (dict(step_size=10.0), r"step_size must be 'auto' or lie in \(0, 2/smoothness\)"),
     (dict(l2_regularization=0.0, bound="gdp", iterations=5), "strong_convexity > 0"),
     (dict(l2_regularization=0.0, bound="corollary1", iterations=5), "strong_convexity > 0"),
     (dict(l2_regularization=-1.0), "l2_regularization"),

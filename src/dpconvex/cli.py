@@ -73,8 +73,8 @@ def _add_account(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_account_langevin(args: argparse.Namespace) -> dict:
-    if args.sigma is None and args.target_epsilon is None:
-        raise ValueError("give --sigma, or --target-epsilon with --delta to calibrate sigma.")
+    if (args.sigma is None) == (args.target_epsilon is None):
+        raise ValueError("give exactly one of --sigma, or --target-epsilon with --delta to calibrate sigma.")
     event = accountant.NoisyGDEvent(
         n=args.n, sensitivity=args.sensitivity, step_size=args.step_size,
         sigma=args.sigma or 1.0, iterations=args.iterations,

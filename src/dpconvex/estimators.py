@@ -8,6 +8,8 @@ never changes them, and stores what it learned in attributes ending in ``_``:
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import type_of_target
@@ -16,16 +18,23 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._validation import enforce_norm_bound
 from ._params import Instance, Interval, Options, validate_params
 from .constraints import L2Ball, Unconstrained
+from .exceptions import PrivacyLeakWarning
 from .losses import HuberizedHingeLoss, Loss, LogisticLoss, SquaredLoss
 from .mechanisms import MECHANISMS
 
 __all__ = ["PrivateLogisticRegression", "PrivateHuberSVC", "PrivateRidge"]
 
 
+#: Warning and certificate note for ``data_norm="from_data"``.
+DATA_NORM_FROM_DATA = (
+    "data_norm='from_data': the norm bound was read from the private data, so the release has no "
+    "differential-privacy guarantee (epsilon = inf)"
+)
+
 _COMMON_CONSTRAINTS = {
     "epsilon": [Interval(0.0, np.inf, "neither")],
     "delta": [Interval(0.0, 1.0, "neither")],
-    "data_norm": [Interval(0.0, np.inf, "neither")],
+    "data_norm": [Interval(0.0, np.inf, "neither"), Options(("from_data",))],
     "l2_regularization": [Interval(0.0, np.inf, "neither")],
     "method": [Options(tuple(MECHANISMS))],
     "iterations": [Interval(1, np.inf, "left", integral=True), Options(("auto", "theorem4"))],
@@ -55,16 +64,22 @@ class _PrivateLinearModel(BaseEstimator):
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         loss = self._loss()
         n, dimension = X.shape
-        notes: tuple[str, ...] = ()
+        notes: list[str] = []
+        data_norm = self.data_norm
+        if data_norm == "from_data":
+            # Explicit opt-in: the bound is read from the private data, so no guarantee remains.
+            data_norm = float(max(np.linalg.norm(X, axis=1).max(), np.finfo(float).tiny))
+            warnings.warn(DATA_NORM_FROM_DATA, PrivacyLeakWarning, stacklevel=3)
+            notes.append(DATA_NORM_FROM_DATA)
         if self.fit_intercept:
             # Intercept = an extra constant feature equal to data_norm. Clip the original rows to
             # data_norm first; augmented rows then have norm <= √2·data_norm, the certificate's bound.
-            X, clipped = enforce_norm_bound(X, self.data_norm, strict=self.strict)
-            design = np.hstack([X, np.full((n, 1), self.data_norm)])
-            norm_bound = float(np.sqrt(2.0) * self.data_norm)
-            notes = (f"{clipped} rows clipped to data_norm",) if clipped else ()
+            X, clipped = enforce_norm_bound(X, data_norm, strict=self.strict)
+            design = np.hstack([X, np.full((n, 1), data_norm)])
+            norm_bound = float(np.sqrt(2.0) * data_norm)
+            notes += [f"{clipped} rows clipped to data_norm"] if clipped else []
         else:
-            design, norm_bound = X, float(self.data_norm)
+            design, norm_bound = X, float(data_norm)
         l2 = self.l2_regularization
         result = MECHANISMS[self.method](
             design,
@@ -83,8 +98,12 @@ class _PrivateLinearModel(BaseEstimator):
         )
         self.coef_ = result.coef[:dimension].copy()
         # The constant feature equals data_norm, so its weight times data_norm is the intercept.
-        self.intercept_ = float(result.coef[dimension] * self.data_norm) if self.fit_intercept else 0.0
-        self.privacy_report_ = result.certificate.with_notes(*notes) if notes else result.certificate
+        self.intercept_ = float(result.coef[dimension] * data_norm) if self.fit_intercept else 0.0
+        certificate = result.certificate
+        if notes:
+            unsafe = self.data_norm == "from_data"
+            certificate = certificate.with_notes(*notes, epsilon=float("inf") if unsafe else None)
+        self.privacy_report_ = certificate
 
     def _decision(self, X) -> np.ndarray:
         check_is_fitted(self)
@@ -132,8 +151,10 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
         Target ε > 0 of the (ε, δ)-DP certificate.
     delta : float, default=1e-8
         Target δ in (0, 1).
-    data_norm : float, default=1.0
+    data_norm : float or "from_data", default=1.0
         Declared bound on ‖x‖₂; larger rows are clipped with a ``PrivacyLeakWarning``.
+        ``"from_data"`` (explicit opt-in) uses the largest row norm of the training data; the
+        certificate then says ε = inf, with a ``PrivacyLeakWarning``.
     l2_regularization : float, default=1e-3
         λ > 0 in f = mean loss + (λ/2)‖w‖² (the value fixed in Chen, Lee, Kifer 2019 §5.1).
     method : {"noisy_gd"}, default="noisy_gd"
@@ -214,7 +235,10 @@ class PrivateHuberSVC(_PrivateBinaryClassifier):
 class PrivateRidge(RegressorMixin, _PrivateLinearModel):
     """Differentially private ridge regression (squared loss, L2 ball constraint).
 
-    Parameters are those of :class:`PrivateLogisticRegression`, plus:
+    Parameters are those of :class:`PrivateLogisticRegression` (but ``l2_regularization``
+    defaults to 0.05: the squared loss's sensitivity 2(R·X + Y)·X grows with the radius
+    R = Y/√λ of the ball that contains the minimiser, so a weak regulariser costs far more noise
+    than for the bounded-gradient classifiers), plus:
 
     label_bound : float, default=1.0
         Declared bound on |y|; larger targets are clipped with a ``PrivacyLeakWarning``.
@@ -231,7 +255,7 @@ class PrivateRidge(RegressorMixin, _PrivateLinearModel):
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, label_bound=1.0,
-                 l2_regularization=1e-3, radius="auto", method="noisy_gd", iterations="auto",
+                 l2_regularization=0.05, radius="auto", method="noisy_gd", iterations="auto",
                  step_size="auto", fit_intercept=False, strict=False, random_state=None):
         self.epsilon = epsilon
         self.delta = delta

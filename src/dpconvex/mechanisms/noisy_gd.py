@@ -164,8 +164,11 @@ def noisy_gd(
 
     if step_size == "auto":
         step_size = default_step_size(constants.smoothness)
-    if not (isinstance(step_size, (int, float)) and np.isfinite(step_size) and step_size > 0):
-        raise ValueError(f"step_size must be 'auto' or a finite number > 0; got {step_size!r}.")
+    if not (isinstance(step_size, (int, float)) and 0 < step_size < 2.0 / constants.smoothness):
+        raise ValueError(
+            f"step_size must be 'auto' or lie in (0, 2/smoothness) = (0, {2.0 / constants.smoothness:.6g}) "
+            f"for this loss (beyond it gradient descent need not converge); got {step_size!r}."
+        )
     if initialization == "auto":
         initialization = "fixed"
     if initialization == "stationary" and constants.strong_convexity <= 0:
