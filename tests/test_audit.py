@@ -85,3 +85,30 @@ def test_every_mechanism_is_registered():
     from dpconvex.mechanisms import MECHANISMS
 
     assert set(MECHANISMS) <= {target.mechanism for target in AUDITS.values()}
+
+
+def test_law_check_of_the_exact_target_passes():
+    from dpconvex.audit import run_law_check
+
+    result = run_law_check("noisy-gd", runs=QUICK_RUNS, seed=0)
+    assert result.passed, result
+    # The gap is the closed form's: the canary moves the data mean by 2/n.
+    assert result.expected_gap == pytest.approx(-0.5 * sum(0.5**i for i in range(20)) * 2 / 10)
+
+
+def test_law_check_fails_for_a_trainer_with_less_noise_than_certified():
+    from dpconvex.audit import run_law_check
+
+    honest = AUDITS["noisy-gd"]
+    sigma = targets._calibrated_sigma("quadratic")
+    quieter = lambda X, y, seed: noisy_gd(X, y, sigma=0.8 * sigma, random_state=seed, **targets._quadratic_kwargs())
+    result = run_law_check(dataclasses.replace(honest, train=quieter), runs=QUICK_RUNS, seed=0)
+    assert not result.passed
+    assert max(result.variance_ratios) < result.variance_interval[0]
+
+
+def test_law_check_needs_a_known_law():
+    from dpconvex.audit import run_law_check
+
+    with pytest.raises(ValueError, match="not known in closed form"):
+        run_law_check("noisy-gd-logistic", runs=QUICK_RUNS)

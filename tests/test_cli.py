@@ -244,3 +244,20 @@ def test_reproduce_langevin_writes_figures(tmp_path, capsys):
             rows = list(csv.reader(handle))
         assert len(rows) > 1 and all(len(row) == len(rows[0]) for row in rows)
         assert {str(png), str(table)} <= {str(Path(p)) for p in payload.values()}
+
+
+def test_audit_prints_json_with_lower_bound_certificate_and_law_check(capsys):
+    assert main(["audit", "noisy-gd", "--runs", "200", "--json"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)
+    assert result["mechanism"] == "noisy-gd" and result["runs"] == 200
+    assert result["passed"] and result["audit_epsilon_lower"] <= result["certified_epsilon"]
+    assert result["law_check"]["passed"]
+
+
+def test_audit_table_lists_every_registered_mechanism(capsys):
+    from dpconvex.audit import AUDITS
+
+    assert main(["audit", "all", "--runs", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "audit_eps_lower" in out and "certified_eps" in out
+    assert all(name in out for name in AUDITS)

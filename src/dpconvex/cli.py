@@ -196,19 +196,25 @@ def _add_audit(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_audit(args: argparse.Namespace) -> dict:
-    from .audit import AUDITS, run_audit
+    from .audit import AUDITS, run_audit, run_law_check
 
     names = sorted(AUDITS) if args.mechanism == "all" else [args.mechanism]
     results = [run_audit(name, args.runs, alpha=args.alpha, seed=args.seed, progress=not args.json) for name in names]
+    laws = {name: run_law_check(name, args.runs, seed=args.seed) for name in names if AUDITS[name].exact_law}
     if args.json:
-        print(json.dumps([r.to_dict() for r in results], indent=2))
+        print(json.dumps([{**r.to_dict(), "law_check": laws[r.mechanism].to_dict() if r.mechanism in laws else None}
+                          for r in results], indent=2))
     else:
-        header = f"{'mechanism':<20} {'runs':>6} {'delta':>8} {'certified_eps':>14} {'audit_eps_lower':>16} {'ratio':>6}  result"
-        print(header)
+        print(f"{'mechanism':<20} {'runs':>6} {'delta':>8} {'certified_eps':>14} {'audit_eps_lower':>16} "
+              f"{'ratio':>6}  {'audit':<6} law check")
         for r in results:
+            law = laws.get(r.mechanism)
+            law_text = "n/a (law unknown)" if law is None else (
+                f"{'pass' if law.passed else 'FAIL'} (gap z = {law.gap_z:+.2f}, variance ratios "
+                f"{law.variance_ratios[0]:.3f}, {law.variance_ratios[1]:.3f})")
             print(f"{r.mechanism:<20} {r.runs:>6} {r.delta:>8.1e} {r.certified_epsilon:>14.4f} "
-                  f"{r.audit_epsilon_lower:>16.4f} {r.ratio:>6.3f}  {'pass' if r.passed else 'FAIL'}")
-    if not all(r.passed for r in results):
+                  f"{r.audit_epsilon_lower:>16.4f} {r.ratio:>6.3f}  {'pass' if r.passed else 'FAIL':<6} {law_text}")
+    if not (all(r.passed for r in results) and all(law.passed for law in laws.values())):
         raise SystemExit(1)
     return {}
 

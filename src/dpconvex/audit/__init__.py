@@ -7,6 +7,7 @@ must be registered in :data:`AUDITS` (see :mod:`.targets`).
 
 from . import targets  # noqa: F401  (registers the targets)
 from .harness import AUDITS, AuditResult, AuditTarget, NeighbourPair, register, run_audit
+from .law import LawCheckResult, run_law_check
 from .statistics import clopper_pearson_upper, epsilon_lower_bound
 
 __all__ = [
@@ -16,6 +17,8 @@ __all__ = [
     "NeighbourPair",
     "register",
     "run_audit",
+    "LawCheckResult",
+    "run_law_check",
     "clopper_pearson_upper",
     "epsilon_lower_bound",
 ]

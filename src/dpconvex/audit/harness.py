@@ -44,6 +44,8 @@ class AuditTarget:
     """A mechanism registered for auditing: its worst-case pair and how to run its real trainer.
 
     ``mechanism`` is the key of :data:`dpconvex.mechanisms.MECHANISMS` the target exercises.
+    ``exact_law``, where the output law is known in closed form, returns the expected gap
+    E[stat | D'] − E[stat | D] of the audit statistic and its variance (equal on both data sets).
     """
 
     name: str
@@ -51,6 +53,7 @@ class AuditTarget:
     description: str
     make_pair: Callable[[], NeighbourPair]
     train: Callable[[NDArray, NDArray, int], TrainingResult]
+    exact_law: Callable[[], tuple[float, float]] | None = None
 
 
 @dataclass(frozen=True)

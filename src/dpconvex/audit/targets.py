@@ -51,6 +51,19 @@ def _calibrated_sigma(kind: str) -> float:
     return result.certificate.sigma
 
 
+def _quadratic_law() -> tuple[float, float]:
+    """Chourasia et al. Thm 3 proof: from θ₀ = 0, θ_K ~ N(η Σ_{i<K}(1−η)^i · x̄, 2ησ² Σ_{i<K}(1−η)^{2i} I).
+
+    The canary moves x̄ by 2/n along the direction (x = e₁ vs −e₁), hence the gap.
+    """
+    kwargs = _quadratic_kwargs()
+    eta, k, n = kwargs["step_size"], kwargs["iterations"], NOISY_GD_SETTING["n"]
+    powers = (1.0 - eta) ** np.arange(k)
+    gap = -eta * np.sum(powers) * 2.0 / n
+    variance = 2.0 * eta * _calibrated_sigma("quadratic") ** 2 * np.sum(powers**2)
+    return float(gap), float(variance)
+
+
 register(
     AuditTarget(
         name="noisy-gd",
@@ -59,6 +72,7 @@ register(
         make_pair=lambda: _canary_pair(0.0),
         train=lambda X, y, seed: noisy_gd(X, y, sigma=_calibrated_sigma("quadratic"), random_state=seed,
                                           **_quadratic_kwargs()),
+        exact_law=_quadratic_law,
     )
 )
 
