@@ -8,6 +8,7 @@ One module per family: :mod:`.rdp` (conversion), :mod:`.gdp` (Gaussian DP, Bok e
 from . import gdp, langevin, noisy_gd, rdp
 from .noisy_gd import BOUNDS, NoisyGDEvent, PrivacyAccount, account, best_rdp, calibrate_sigma, rdp_curve
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
+from .sensitivity import OutputPerturbationEvent, SGDSchedule, account_output_perturbation, calibrate_output_sigma
 
 __all__ = [
     "gdp",
@@ -23,4 +24,9 @@ __all__ = [
     "rdp_curve",
     "DEFAULT_ORDERS",
     "epsilon_from_rdp",
+    "sensitivity",
+    "OutputPerturbationEvent",
+    "SGDSchedule",
+    "account_output_perturbation",
+    "calibrate_output_sigma",
 ]
