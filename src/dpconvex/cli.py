@@ -1,6 +1,7 @@
 """The ``dpconvex`` command: a thin layer over the public Python API.
 
-Subcommands: ``train``, ``account langevin``, ``reproduce langevin``, ``bench adult``, ``audit``.
+Subcommands: ``train``, ``account langevin``, ``account output-perturbation``,
+``reproduce langevin``, ``bench adult``, ``audit``.
 Run ``dpconvex COMMAND --help`` for the options.
 """
 
@@ -70,6 +71,7 @@ def _add_account(sub: argparse._SubParsersAction) -> None:
                    help="with --delta: calibrate sigma for this epsilon (never overshooting) instead")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_run_account_langevin)
+    _add_account_output_perturbation(families)
 
 
 def _run_account_langevin(args: argparse.Namespace) -> dict:
@@ -104,6 +106,60 @@ def _run_account_langevin(args: argparse.Namespace) -> dict:
     }
 
 
+def _add_account_output_perturbation(families: argparse._SubParsersAction) -> None:
+    p = families.add_parser("output-perturbation", help="output-perturbed SGD (Chen, Lee, Kifer 2019)")
+    p.add_argument("--n", type=_positive_int, required=True, help="dataset size")
+    p.add_argument("--batch-size", type=_positive_int, required=True)
+    p.add_argument("--epochs", type=_positive_int, required=True)
+    p.add_argument("--step-size", type=_positive_float, required=True, help="initial step size eta_0")
+    p.add_argument("--schedule", default="inverse-epoch", choices=["inverse-epoch", "constant"],
+                   help="eta_0/s (restarting at each averaging when --averaging-interval is given) or constant")
+    p.add_argument("--averaging-interval", type=_positive_int, help="tau: average the last m*tau iterates every tau epochs")
+    p.add_argument("--smoothness", type=_positive_float, required=True, help="L")
+    p.add_argument("--strong-convexity", type=_positive_float, required=True, help="mu")
+    p.add_argument("--gradient-bound", type=float, required=True, help="R: ||grad f|| <= R (difference <= 2R)")
+    p.add_argument("--sigma", type=_positive_float, help="output noise N(0, sigma^2 I)")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--order", type=float, help="print the RDP epsilon at this order")
+    target.add_argument("--delta", type=float, help="print (epsilon, delta)-DP at this delta")
+    p.add_argument("--target-epsilon", type=_positive_float, help="with --delta: calibrate sigma instead")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_run_account_output_perturbation)
+
+
+def _run_account_output_perturbation(args: argparse.Namespace) -> dict:
+    from .accounting import sensitivity
+
+    if (args.sigma is None) == (args.target_epsilon is None):
+        raise ValueError("give exactly one of --sigma, or --target-epsilon with --delta to calibrate sigma.")
+    if args.schedule == "constant" and args.averaging_interval:
+        raise ValueError("--averaging-interval goes with --schedule inverse-epoch (RSGD-AR's restarts).")
+    rule = "constant" if args.schedule == "constant" else ("restart" if args.averaging_interval else "inverse-epoch")
+    schedule = sensitivity.make_schedule(args.n, args.batch_size, args.epochs, args.step_size, rule, args.averaging_interval)
+    permuted = sensitivity.OutputPerturbationEvent(
+        schedule=schedule, smoothness=args.smoothness, strong_convexity=args.strong_convexity,
+        gradient_difference=2.0 * args.gradient_bound, sigma=args.sigma or 1.0, permuted=True,
+    )
+    if args.target_epsilon is not None:
+        if args.delta is None:
+            raise ValueError("--target-epsilon needs --delta.")
+        sigma = sensitivity.calibrate_output_sigma(permuted, args.target_epsilon, args.delta)
+        permuted = dataclasses.replace(permuted, sigma=sigma)
+    fixed = dataclasses.replace(permuted, permuted=False)
+    sensitivities = permuted.sensitivities()
+    payload = {"sensitivity_max": float(sensitivities.max()), "sigma": permuted.sigma}
+    if args.order is not None:
+        if not args.order > 1:
+            raise ValueError(f"--order must be > 1; got {args.order}.")
+        curves = sensitivity.rdp_curves(permuted, [args.order])
+        return {"rdp": float(min(c[0] for c in curves.values())),
+                "worst_case_rdp": float(curves["worst_case"][0]), "order": args.order, **payload}
+    best = sensitivity.account_output_perturbation(permuted, args.delta)
+    worst = sensitivity.account_output_perturbation(fixed, args.delta)
+    return {"epsilon": best.epsilon, "worst_case_epsilon": worst.epsilon, "delta": args.delta,
+            "bound": best.bound, "candidates": best.candidates, **payload}
+
+
 # --------------------------------------------------------------------------- train
 def _add_train(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train a private model and print accuracy and certificate")
@@ -116,7 +172,7 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilon", type=_positive_float, default=0.1)
     p.add_argument("--delta", type=float, default=1e-8)
     p.add_argument("--model", default="logistic", choices=list(MODELS))
-    p.add_argument("--method", default="noisy_gd", choices=["noisy_gd"])
+    p.add_argument("--method", default="noisy_gd", choices=["noisy_gd", "rsgd_ar", "nsgd", "outpert_gd"])
     p.add_argument("--seed", type=int, default=None, help="seed for a reproducible experiment (not for releases)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_run_train)

@@ -39,10 +39,21 @@ _COMMON_CONSTRAINTS = {
     "method": [Options(tuple(MECHANISMS))],
     "iterations": [Interval(1, np.inf, "left", integral=True), Options(("auto", "theorem4"))],
     "step_size": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
+    "batch_size": [Interval(1, np.inf, "left", integral=True), Options(("auto",))],
+    "epochs": [Interval(1, np.inf, "left", integral=True), Options(("auto",))],
     "fit_intercept": [Options((True, False))],
     "strict": [Options((True, False))],
     "random_state": [Options((None,)), Interval(0, np.inf, "left", integral=True),
                      Instance((np.random.Generator, np.random.RandomState))],
+}
+
+
+#: Which optimiser hyperparameters each method reads; setting another one is an error.
+METHOD_OPTIONS = {
+    "noisy_gd": ("step_size", "iterations"),
+    "nsgd": ("step_size", "batch_size", "epochs"),
+    "rsgd_ar": ("step_size", "batch_size", "epochs"),
+    "outpert_gd": ("step_size", "epochs"),
 }
 
 
@@ -81,6 +92,12 @@ class _PrivateLinearModel(BaseEstimator):
         else:
             design, norm_bound = X, float(data_norm)
         l2 = self.l2_regularization
+        options = {name: getattr(self, name) for name in METHOD_OPTIONS[self.method]}
+        for name in {"step_size", "iterations", "batch_size", "epochs"} - set(options):
+            if getattr(self, name) != "auto":
+                users = [m for m, names in METHOD_OPTIONS.items() if name in names]
+                raise ValueError(f"The '{name}' parameter applies to method in {users}, not {self.method!r}; "
+                                 f"leave it 'auto'.")
         result = MECHANISMS[self.method](
             design,
             y,
@@ -90,11 +107,10 @@ class _PrivateLinearModel(BaseEstimator):
             delta=self.delta,
             data_norm=norm_bound,
             label_bound=self._label_bound(),
-            step_size=self.step_size,
-            iterations=self.iterations,
             constraint=self._constraint(l2),
             strict=self.strict,
             random_state=self.random_state,
+            **options,
         )
         self.coef_ = result.coef[:dimension].copy()
         # The constant feature equals data_norm, so its weight times data_norm is the intercept.
@@ -157,13 +173,22 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
         certificate then says ε = inf, with a ``PrivacyLeakWarning``.
     l2_regularization : float, default=1e-3
         λ > 0 in f = mean loss + (λ/2)‖w‖² (the value fixed in Chen, Lee, Kifer 2019 §5.1).
-    method : {"noisy_gd"}, default="noisy_gd"
-        The private trainer (see :data:`dpconvex.mechanisms.MECHANISMS`).
+    method : {"noisy_gd", "rsgd_ar", "nsgd", "outpert_gd"}, default="noisy_gd"
+        The private trainer (see :data:`dpconvex.mechanisms.MECHANISMS`): noisy GD with hidden
+        iterates (Chourasia et al.; Bok et al.), or output-perturbed SGD of Chen, Lee, Kifer 2019
+        (RSGD-AR: permuted batches, averaging, restarts; NSGD: fixed order; OutPert-GD: full batch).
     iterations : int, "auto" or "theorem4", default="auto"
         Number of updates.  ``"theorem4"`` is Chourasia et al. Thm 4's K*; ``"auto"`` caps K* by
         the convex early-stopping optimum (:func:`dpconvex.mechanisms.noisy_gd.default_iterations`).
     step_size : float or "auto", default="auto"
-        ``"auto"`` is 1/(2β), inside the step-size conditions of Cor. 1 and of the GDP bound.
+        noisy_gd: η, ``"auto"`` = 1/(2β), inside the conditions of Cor. 1 and of the GDP bound.
+        Output perturbation: the initial step η₀, ``"auto"`` = 2/(L + μ) (Chen et al. Prop. 2).
+    batch_size : int or "auto", default="auto"
+        Mini-batch size of rsgd_ar/nsgd (``"auto"``: min(4000, n), Chen et al. §5); ≤ n.
+    epochs : int or "auto", default="auto"
+        Passes over the data for the output-perturbation methods (see
+        :func:`dpconvex.mechanisms.output_perturbation_sgd`).  Each method reads only its own
+        options; setting another method's option raises ``ValueError``.
     fit_intercept : bool, default=False
         Learn an intercept, as a constant feature equal to ``data_norm``; the certificate then uses
         the augmented norm bound √2·data_norm, which doubles the noise variance.  Off by default:
@@ -180,7 +205,8 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization=1e-3,
-                 method="noisy_gd", iterations="auto", step_size="auto", fit_intercept=False,
+                 method="noisy_gd", iterations="auto", step_size="auto", batch_size="auto", epochs="auto",
+                 fit_intercept=False,
                  strict=False, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -189,6 +215,8 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
         self.method = method
         self.iterations = iterations
         self.step_size = step_size
+        self.batch_size = batch_size
+        self.epochs = epochs
         self.fit_intercept = fit_intercept
         self.strict = strict
         self.random_state = random_state
@@ -214,7 +242,8 @@ class PrivateHuberSVC(_PrivateBinaryClassifier):
     _parameter_constraints = {**_COMMON_CONSTRAINTS, "huber_h": [Interval(0.0, np.inf, "neither")]}
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization=1e-3,
-                 method="noisy_gd", iterations="auto", step_size="auto", fit_intercept=False,
+                 method="noisy_gd", iterations="auto", step_size="auto", batch_size="auto", epochs="auto",
+                 fit_intercept=False,
                  huber_h=0.5, strict=False, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -223,6 +252,8 @@ class PrivateHuberSVC(_PrivateBinaryClassifier):
         self.method = method
         self.iterations = iterations
         self.step_size = step_size
+        self.batch_size = batch_size
+        self.epochs = epochs
         self.fit_intercept = fit_intercept
         self.huber_h = huber_h
         self.strict = strict
@@ -256,7 +287,7 @@ class PrivateRidge(RegressorMixin, _PrivateLinearModel):
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, label_bound=1.0,
                  l2_regularization=0.05, radius="auto", method="noisy_gd", iterations="auto",
-                 step_size="auto", fit_intercept=False, strict=False, random_state=None):
+                 step_size="auto", batch_size="auto", epochs="auto", fit_intercept=False, strict=False, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -266,6 +297,8 @@ class PrivateRidge(RegressorMixin, _PrivateLinearModel):
         self.method = method
         self.iterations = iterations
         self.step_size = step_size
+        self.batch_size = batch_size
+        self.epochs = epochs
         self.fit_intercept = fit_intercept
         self.strict = strict
         self.random_state = random_state

@@ -53,7 +53,7 @@ from .noisy_gd import PrivacyAccount
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, validate_delta
 
 __all__ = [
-    "SGDSchedule", "sensitivity_vector", "worst_case_rdp", "mixture_rdp", "proposition2_sensitivity", "rdp_curves",
+    "SGDSchedule", "STEP_RULES", "make_schedule", "sensitivity_vector", "worst_case_rdp", "mixture_rdp", "proposition2_sensitivity", "rdp_curves",
     "outpert_gd_sensitivity", "OutputPerturbationEvent", "account_output_perturbation", "calibrate_output_sigma",
 ]
 
@@ -144,6 +144,37 @@ class SGDSchedule:
     def probabilities(self) -> NDArray[np.float64]:
         """q_j = |B_j|/n: the chance that a uniformly permuted record lands in batch j."""
         return np.asarray(self.batch_sizes, dtype=float) / self.n
+
+
+#: Step-size rules of Chen et al.: η₀/s (Alg. 1–2), η₀/h with h reset at each averaging (Alg. 3), η₀.
+STEP_RULES = ("inverse-epoch", "restart", "constant")
+
+
+def make_schedule(
+    n: int, batch_size: int, epochs: int, initial_step_size: float, step_rule: str,
+    averaging_interval: int | None = None,
+) -> SGDSchedule:
+    """The schedule of a run over n records: ⌈n/batch_size⌉ near-equal batches (sizes differ by at
+    most one, in ``numpy.array_split`` order), ``epochs`` epochs, step sizes by ``step_rule``.
+
+    ``"restart"`` is RSGD-AR's η₀/h: h counts epochs since the last averaging, which happens every
+    ``averaging_interval`` epochs (required for this rule, ignored otherwise).
+    """
+    if not (1 <= batch_size <= n):
+        raise ValueError(f"batch_size must lie in [1, n] = [1, {n}]; got {batch_size!r}.")
+    if step_rule not in STEP_RULES:
+        raise ValueError(f"step_rule must be one of {STEP_RULES}; got {step_rule!r}.")
+    if step_rule == "restart" and not (averaging_interval and averaging_interval >= 1):
+        raise ValueError(f"averaging_interval must be an integer >= 1 with step_rule='restart'; got {averaging_interval!r}.")
+    sizes = tuple(len(chunk) for chunk in np.array_split(np.arange(n), int(np.ceil(n / batch_size))))
+    epoch_numbers = np.arange(1, int(epochs) + 1)
+    divisors = {
+        "inverse-epoch": epoch_numbers,
+        "restart": (epoch_numbers - 1) % (averaging_interval or 1) + 1,
+        "constant": np.ones_like(epoch_numbers),
+    }[step_rule]
+    tau = averaging_interval if step_rule == "restart" else None
+    return SGDSchedule(sizes, tuple(float(initial_step_size) / divisors), tau)
 
 
 def sensitivity_vector(

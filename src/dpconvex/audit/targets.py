@@ -11,8 +11,8 @@ from functools import lru_cache
 import numpy as np
 
 from ..losses import LogisticLoss, QuadraticDistanceLoss
-from ..mechanisms import noisy_gd
-from .harness import AuditTarget, NeighbourPair, register
+from ..mechanisms import MECHANISMS, noisy_gd
+from .harness import AUDITS, AuditTarget, NeighbourPair, register
 
 __all__ = ["NOISY_GD_SETTING"]
 
@@ -86,3 +86,57 @@ register(
                                           **_logistic_kwargs()),
     )
 )
+
+
+# ----------------------------------------------------------------------------- output perturbation
+def _output_kwargs(variant: str) -> dict:
+    # Two batches of five records (one for OutPert-GD), four epochs, λ = 0.5 so that ρ < 1.
+    options = dict(loss=LogisticLoss(), l2_regularization=0.5, delta=NOISY_GD_SETTING["delta"], epochs=4)
+    if variant != "outpert_gd":
+        options["batch_size"] = NOISY_GD_SETTING["n"] // 2
+    return options
+
+
+def _last_batch_canary_pair() -> NeighbourPair:
+    """The canary in the last row: the last batch in the fixed order, where Δ[j] peaks (ρ < 1)."""
+    pair = _canary_pair(1.0)
+    flip = lambda A: A[::-1].copy()  # noqa: E731 - reorder rows so the canary is processed last
+    return NeighbourPair(flip(pair.X), pair.y, flip(pair.X_prime), pair.y_prime, pair.direction)
+
+
+@lru_cache(maxsize=None)
+def _output_sigma(variant: str) -> float:
+    pair = _last_batch_canary_pair()
+    result = MECHANISMS[variant](pair.X, pair.y, epsilon=NOISY_GD_SETTING["epsilon"], random_state=0,
+                                 **_output_kwargs(variant))
+    return result.certificate.sigma
+
+
+def _output_law(variant: str):
+    """Deterministic w_T(D) plus N(0, σ² I): gap w_T(D') − w_T(D) along the canary, variance σ².
+
+    The fixed-order variants draw nothing but the output noise, so two runs with the same seed
+    share it and their difference is exactly the noiseless gap.
+    """
+
+    def law() -> tuple[float, float]:
+        pair = _last_batch_canary_pair()
+        train = AUDITS[variant.replace("_", "-")].train
+        gap = (train(pair.X_prime, pair.y_prime, 0).coef - train(pair.X, pair.y, 0).coef) @ pair.direction
+        return float(gap), _output_sigma(variant) ** 2
+
+    return law
+
+
+for _variant, _law in [("nsgd", True), ("rsgd_ar", False), ("outpert_gd", True)]:
+    register(
+        AuditTarget(
+            name=_variant.replace("_", "-"),
+            mechanism=_variant,
+            description=f"{_variant} output perturbation on L2-regularised logistic loss (canary x vs −x, last batch)",
+            make_pair=_last_batch_canary_pair,
+            train=(lambda v: lambda X, y, seed: MECHANISMS[v](X, y, sigma=_output_sigma(v), random_state=seed,
+                                                              **_output_kwargs(v)))(_variant),
+            exact_law=_output_law(_variant) if _law else None,
+        )
+    )

@@ -1,0 +1,201 @@
+"""Output-perturbation SGD of Chen, Lee, Kifer 2019 (arXiv:1808.07090): NSGD, RSGD-AR, OutPert-GD.
+
+The trainer runs noiseless mini-batch gradient descent on ``f = ℓ + (λ/2)‖w‖²`` from w₀ = 0, records
+the schedule it actually ran (batch sizes in processing order, the step size of every epoch,
+the averaging interval) and releases ``w_T + N(0, σ² I)``.  The accountant
+(:mod:`dpconvex.accounting.sensitivity`) replays that schedule to get the sensitivity vector
+Δ[j] (Alg. 2) and certifies the release: worst case over batches (fixed order), or the
+permutation mixture of Lemma 3 / Prop. 3 (RSGD-AR), whichever is smaller.
+
+Variants (the ``variant`` argument):
+
+==========  ===============================  =======================  ==============
+variant     batches                          step size of epoch s     averaging
+==========  ===============================  =======================  ==============
+nsgd        fixed order, size ``batch_size``  η₀/s (Alg. 1)           none
+rsgd_ar     permuted once (secret), cyclic   η₀/h, h reset (Alg. 3)   every τ epochs
+outpert_gd  one batch of n (full GD)         constant η₀ (Prop. 2)    none
+==========  ===============================  =======================  ==============
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..accounting import sensitivity as accountant
+from ..certificate import PrivacyCertificate
+from ..constraints import Constraint, Unconstrained
+from ..losses import Loss
+from .._validation import check_privacy_budget, check_training_data, enforce_label_bound, enforce_norm_bound, make_rng
+from .noisy_gd import TrainingResult
+
+__all__ = ["VARIANTS", "output_perturbation_sgd", "nsgd", "rsgd_ar", "outpert_gd"]
+
+VARIANTS = ("nsgd", "rsgd_ar", "outpert_gd")
+#: Mini-batch size of Chen et al. §5 ("fixed to 4,000 for RSGD-AR").
+DEFAULT_BATCH_SIZE = 4000
+#: Passes over the data for the mini-batch variants and RSGD-AR's averaging interval τ: a fixed
+#: budget (not tuned on any test data); τ = 5 gives four restarts.
+DEFAULT_EPOCHS, DEFAULT_AVERAGING_INTERVAL = 20, 5
+
+
+def _run(X: NDArray, y: NDArray, loss: Loss, l2: float, schedule: accountant.SGDSchedule,
+         constraint: Constraint) -> NDArray[np.float64]:
+    """Noiseless mini-batch GD following ``schedule`` exactly (rows already in batch order)."""
+    bounds = np.concatenate([[0], np.cumsum(schedule.batch_sizes)])
+    m, tau = len(schedule.batch_sizes), schedule.averaging_interval
+    w = np.zeros(X.shape[1])
+    window = np.zeros_like(w)
+    for epoch, eta in enumerate(schedule.epoch_step_sizes, start=1):
+        for j in range(m):
+            batch = slice(bounds[j], bounds[j + 1])
+            w = constraint.project(w - eta * (loss.mean_gradient(w, X[batch], y[batch]) + l2 * w))
+            window += w
+        if tau is not None and epoch % tau == 0:
+            # Alg. 3 line 13 / eq. (5): restart from the mean of the last mτ iterates.
+            w, window = window / (m * tau), np.zeros_like(w)
+    return w
+
+
+def output_perturbation_sgd(
+    X: NDArray,
+    y: NDArray,
+    *,
+    loss: Loss,
+    l2_regularization: float,
+    delta: float,
+    variant: str = "rsgd_ar",
+    epsilon: float | None = None,
+    sigma: float | None = None,
+    data_norm: float = 1.0,
+    label_bound: float | None = None,
+    batch_size: int | str = "auto",
+    epochs: int | str = "auto",
+    step_size: float | str = "auto",
+    averaging_interval: int | str = "auto",
+    constraint: Constraint = Unconstrained(),
+    strict: bool = False,
+    random_state: None | int | np.random.Generator = None,
+) -> TrainingResult:
+    """Train by mini-batch GD and release the last (or averaged) iterate plus Gaussian noise.
+
+    Parameters
+    ----------
+    X, y, loss, l2_regularization, delta, epsilon, sigma, data_norm, label_bound, constraint, strict, random_state
+        As in :func:`dpconvex.mechanisms.noisy_gd` (give exactly one of ``epsilon`` and ``sigma``;
+        σ is the standard deviation of the output noise N(0, σ² I); λ > 0 is required).
+    variant : {"nsgd", "rsgd_ar", "outpert_gd"}
+        See the module docstring.
+    batch_size : int or "auto"
+        ``"auto"``: min(4000, n) (Chen et al. §5); OutPert-GD always uses n.  Must be ≤ n.
+    epochs : int or "auto"
+        T.  ``"auto"``: 20 for the mini-batch variants; for OutPert-GD the T with ρ^T ≤ 1/n.
+    step_size : float or "auto"
+        η₀.  ``"auto"``: 2/(L + μ), the step minimising ρ = max{|1 − ημ|, |1 − ηL|} (Prop. 2 proof).
+        Must lie in (0, 2/L) so that the first epoch contracts.
+    averaging_interval : int or "auto"
+        τ of RSGD-AR (``"auto"``: 5); ignored by the other variants.
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}; got {variant!r}.")
+    X, y = check_training_data(X, y)
+    check_privacy_budget(1.0 if epsilon is None else epsilon, delta)
+    if (epsilon is None) == (sigma is None):
+        raise ValueError("give exactly one of epsilon (target) or sigma (noise level).")
+    if not (np.isfinite(l2_regularization) and l2_regularization > 0):
+        raise ValueError(f"l2_regularization must be finite and > 0 (strong convexity μ = λ); got {l2_regularization!r}.")
+    if loss.classification and not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ValueError(f"the {loss.name} loss needs labels in {{-1, +1}}; got {np.unique(y)[:5]}.")
+    X, clipped_rows = enforce_norm_bound(X, data_norm, strict=strict)
+    clipped_labels = 0
+    if not loss.classification and label_bound is not None:
+        y, clipped_labels = enforce_label_bound(y, label_bound, strict=strict)
+    n = X.shape[0]
+    constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
+    smooth, strong = constants.smoothness, constants.strong_convexity
+
+    if step_size == "auto":
+        step_size = 2.0 / (smooth + strong)
+    if not (isinstance(step_size, (int, float)) and 0 < step_size < 2.0 / smooth):
+        raise ValueError(f"step_size must be 'auto' or lie in (0, 2/L) = (0, {2.0 / smooth:.6g}); got {step_size!r}.")
+    if variant == "outpert_gd":
+        if batch_size != "auto":
+            raise ValueError("OutPert-GD is full-batch: leave batch_size='auto' (it uses n).")
+        batch_size = n
+    elif batch_size == "auto":
+        batch_size = min(DEFAULT_BATCH_SIZE, n)
+    if not (isinstance(batch_size, (int, np.integer)) and 1 <= batch_size <= n):
+        raise ValueError(f"batch_size must be 'auto' or an integer in [1, n] = [1, {n}]; got {batch_size!r}.")
+    if epochs == "auto":
+        rho = max(abs(1 - step_size * strong), abs(1 - step_size * smooth))
+        epochs = int(np.ceil(np.log(n) / -np.log(rho))) if variant == "outpert_gd" else DEFAULT_EPOCHS
+    if not (isinstance(epochs, (int, np.integer)) and epochs >= 1):
+        raise ValueError(f"epochs must be 'auto' or an integer >= 1; got {epochs!r}.")
+    tau = DEFAULT_AVERAGING_INTERVAL if averaging_interval == "auto" else averaging_interval
+    if variant == "rsgd_ar" and not (isinstance(tau, (int, np.integer)) and tau >= 1):
+        raise ValueError(f"averaging_interval must be 'auto' or an integer >= 1; got {averaging_interval!r}.")
+
+    rule = {"nsgd": "inverse-epoch", "rsgd_ar": "restart", "outpert_gd": "constant"}[variant]
+    schedule = accountant.make_schedule(n, int(batch_size), int(epochs), float(step_size), rule, int(tau))
+    event = accountant.OutputPerturbationEvent(
+        schedule=schedule, smoothness=smooth, strong_convexity=strong,
+        gradient_difference=constants.gradient_sensitivity, sigma=1.0 if sigma is None else float(sigma),
+        permuted=variant == "rsgd_ar",
+    )
+    if epsilon is not None:
+        event = dataclasses.replace(event, sigma=accountant.calibrate_output_sigma(event, epsilon, delta))
+    privacy = accountant.account_output_perturbation(event, delta)
+
+    rng = make_rng(random_state)
+    order = rng.permutation(n) if variant == "rsgd_ar" else np.arange(n)
+    w = _run(X[order], y[order], loss, l2_regularization, schedule, constraint)
+    released = w + event.sigma * rng.standard_normal(w.shape[0])
+
+    sensitivities = event.sensitivities()
+    notes = [f"{clipped_rows} rows clipped to data_norm"] if clipped_rows else []
+    if clipped_labels:
+        notes.append(f"{clipped_labels} targets clipped to label_bound")
+    certificate = PrivacyCertificate(
+        mechanism=variant,
+        epsilon=privacy.epsilon,
+        delta=privacy.delta,
+        bound=privacy.bound,
+        theorem=privacy.theorem,
+        conditions=privacy.assumptions,
+        assumptions={
+            "n": n, "dimension": X.shape[1], "loss": loss.name, "data_norm": data_norm,
+            "label_bound": label_bound, "l2_regularization": l2_regularization,
+            "smoothness": smooth, "strong_convexity": strong,
+            "gradient_difference": constants.gradient_sensitivity,
+            "batch_sizes": list(schedule.batch_sizes), "epoch_step_sizes": list(schedule.epoch_step_sizes),
+            "averaging_interval": schedule.averaging_interval, "permuted": event.permuted,
+            "sensitivity_max": float(sensitivities.max()), "sensitivity_min": float(sensitivities.min()),
+            "constraint": constraint.describe(), "neighbouring": "replace-one",
+            "released": "final (averaged) iterate + N(0, sigma^2 I); batches and permutation kept secret",
+        },
+        order=privacy.order,
+        conversion=privacy.conversion,
+        sigma=event.sigma,
+        iterations=int(epochs) * len(schedule.batch_sizes),
+        candidates=privacy.candidates,
+        notes=tuple(notes),
+    )
+    return TrainingResult(coef=released, certificate=certificate)
+
+
+def nsgd(X, y, **kwargs) -> TrainingResult:
+    """Chen et al. Alg. 1 (fixed batch order, η₀/s); see :func:`output_perturbation_sgd`."""
+    return output_perturbation_sgd(X, y, variant="nsgd", **kwargs)
+
+
+def rsgd_ar(X, y, **kwargs) -> TrainingResult:
+    """Chen et al. Alg. 3 (permuted batches, averaging, restarts); see :func:`output_perturbation_sgd`."""
+    return output_perturbation_sgd(X, y, variant="rsgd_ar", **kwargs)
+
+
+def outpert_gd(X, y, **kwargs) -> TrainingResult:
+    """OutPert-GD (Chen et al. Prop. 2; Zhang et al. 2017): full-batch GD at η = 2/(L+μ)."""
+    return output_perturbation_sgd(X, y, variant="outpert_gd", **kwargs)
