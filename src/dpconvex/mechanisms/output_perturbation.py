@@ -86,7 +86,8 @@ def output_perturbation_sgd(
     ----------
     X, y, loss, l2_regularization, delta, epsilon, sigma, data_norm, label_bound, constraint, strict, random_state
         As in :func:`dpconvex.mechanisms.noisy_gd` (give exactly one of ``epsilon`` and ``sigma``;
-        σ is the standard deviation of the output noise N(0, σ² I); λ > 0 is required).
+        σ is the standard deviation of the output noise N(0, σ² I); the objective must be strongly
+        convex, i.e. λ > 0 except for the quadratic loss).
     variant : {"nsgd", "rsgd_ar", "outpert_gd"}
         See the module docstring.
     batch_size : int or "auto"
@@ -105,8 +106,8 @@ def output_perturbation_sgd(
     check_privacy_budget(1.0 if epsilon is None else epsilon, delta)
     if (epsilon is None) == (sigma is None):
         raise ValueError("give exactly one of epsilon (target) or sigma (noise level).")
-    if not (np.isfinite(l2_regularization) and l2_regularization > 0):
-        raise ValueError(f"l2_regularization must be finite and > 0 (strong convexity μ = λ); got {l2_regularization!r}.")
+    if not (np.isfinite(l2_regularization) and l2_regularization >= 0):
+        raise ValueError(f"l2_regularization must be finite and >= 0; got {l2_regularization!r}.")
     if loss.classification and not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError(f"the {loss.name} loss needs labels in {{-1, +1}}; got {np.unique(y)[:5]}.")
     X, clipped_rows = enforce_norm_bound(X, data_norm, strict=strict)
@@ -116,6 +117,11 @@ def output_perturbation_sgd(
     n = X.shape[0]
     constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
     smooth, strong = constants.smoothness, constants.strong_convexity
+    if not strong > 0:
+        raise ValueError(
+            f"output perturbation needs a strongly convex objective: l2_regularization must be > 0 for the "
+            f"{loss.name} loss (strong convexity μ = {strong!r})."
+        )
 
     if step_size == "auto":
         step_size = 2.0 / (smooth + strong)
