@@ -347,3 +347,135 @@ def test_step_size_beyond_two_over_smoothness_is_refused(cls):
     X, y = _data_for(cls)
     with pytest.raises(ValueError, match=r"step_size must be 'auto' or lie in \(0, 2/smoothness\)"):
         cls(step_size=100.0, random_state=0).fit(X, y)
+
+
+# ============================================================================= output perturbation
+# method in {"rsgd_ar", "nsgd", "outpert_gd"}: Chen, Lee, Kifer 2019 (arXiv:1808.07090).
+OUTPUT_PERTURBATION = ("rsgd_ar", "nsgd", "outpert_gd")
+
+
+@parametrize_with_checks(
+    [PrivateLogisticRegression(method="rsgd_ar", random_state=0),
+     PrivateHuberSVC(method="outpert_gd", random_state=0)],
+    xfail_strict=True,  # no expected failures: every scikit-learn check passes for these methods
+)
+def test_sklearn_estimator_checks_output_perturbation(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the checks' rows exceed data_norm=1
+        check(estimator)
+
+
+@pytest.mark.parametrize("method", OUTPUT_PERTURBATION)
+@pytest.mark.parametrize("cls", CLASSIFIERS, ids=lambda c: c.__name__)
+def test_output_perturbation_methods_fit_separable_data(cls, method):
+    X, y = _separable(2000, seed=1)
+    X_test, y_test = _separable(2000, seed=2)
+    estimator = cls(epsilon=5.0, delta=1e-8, method=method, random_state=0).fit(X, y)
+    report = estimator.privacy_report_
+    assert report.mechanism == method
+    assert 0 < report.epsilon <= 5.0 and report.delta == 1e-8
+    assert "arXiv:1808.07090" in report.theorem
+    expected_candidates = {"worst-case", "mixture"} if method == "rsgd_ar" else {"worst-case"}
+    assert set(report.candidates) == expected_candidates
+    accuracy = estimator.score(X_test, y_test)
+    assert accuracy > 0.9, f"{method}: accuracy {accuracy:.3f}"
+
+
+@pytest.mark.parametrize("method, name, value", [
+    ("rsgd_ar", "iterations", 10),
+    ("nsgd", "iterations", 10),
+    ("outpert_gd", "iterations", 10),
+    ("outpert_gd", "batch_size", 5),
+    ("noisy_gd", "batch_size", 5),
+    ("noisy_gd", "epochs", 3),
+])
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_option_of_another_method_is_refused(cls, method, name, value):
+    estimator = cls(method=method, random_state=0, **{name: value})
+    with pytest.raises(ValueError, match=rf"'{name}' parameter applies to method in .*not '{method}'"):
+        estimator.fit(*_data_for(cls))
+    assert not hasattr(estimator, "coef_")
+
+
+@pytest.mark.parametrize("name, value", [("batch_size", 0), ("batch_size", 2.5), ("batch_size", "all"),
+                                         ("epochs", 0), ("epochs", "many")])
+def test_bad_output_perturbation_options_name_the_parameter(name, value):
+    X, y = _data_for(PrivateLogisticRegression)
+    with pytest.raises(ValueError, match=rf"'{name}' parameter"):
+        PrivateLogisticRegression(method="rsgd_ar", **{name: value}).fit(X, y)
+
+
+def test_batch_size_above_n_is_refused():
+    X, y = _data_for(PrivateLogisticRegression, n=30)
+    with pytest.raises(ValueError, match="batch_size"):
+        PrivateLogisticRegression(method="nsgd", batch_size=31, random_state=0).fit(X, y)
+
+
+OUTPUT_PERTURBATION_OPTIONS = {
+    # step sizes below 2/L for every estimator with fit_intercept=True (norm bound √2: L ≤ 2.05)
+    "rsgd_ar": dict(batch_size=7, epochs=4, step_size=0.5),
+    "nsgd": dict(batch_size=25, epochs=3, step_size=0.9),
+    "outpert_gd": dict(epochs=30, step_size=0.7),
+}
+
+
+@pytest.mark.parametrize("non_default", [False, True], ids=["auto", "options"])
+@pytest.mark.parametrize("method", OUTPUT_PERTURBATION)
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_output_perturbation_fit_never_changes_hyperparameters(cls, method, non_default):
+    options = OUTPUT_PERTURBATION_OPTIONS[method] if non_default else {}
+    estimator = cls(method=method, epsilon=2.0, fit_intercept=True, random_state=3, **options)
+    before = estimator.get_params(deep=True)
+    estimator.fit(*_data_for(cls))
+    assert estimator.get_params(deep=True) == before
+    assert estimator.get_params() == {**cls().get_params(), "method": method, "epsilon": 2.0,
+                                      "fit_intercept": True, "random_state": 3, **options}
+    report = estimator.privacy_report_
+    assert report.mechanism == method and report.epsilon <= 2.0
+    schedule = report.assumptions
+    n = 60
+    if "epochs" in options:
+        assert len(schedule["epoch_step_sizes"]) == options["epochs"]
+    if "step_size" in options:
+        assert schedule["epoch_step_sizes"][0] == options["step_size"]
+    if method == "outpert_gd":
+        assert schedule["batch_sizes"] == [n]
+    elif "batch_size" in options:
+        assert max(schedule["batch_sizes"]) <= options["batch_size"]
+        assert len(schedule["batch_sizes"]) == math.ceil(n / options["batch_size"])
+    else:
+        assert schedule["batch_sizes"] == [n]  # "auto": min(4000, n)
+
+
+@pytest.mark.parametrize("method", OUTPUT_PERTURBATION)
+def test_output_perturbation_seeded_runs_repeat_and_unseeded_runs_differ(method):
+    X, y = _data_for(PrivateHuberSVC)
+    first = PrivateHuberSVC(method=method, random_state=5).fit(X, y).coef_
+    np.testing.assert_array_equal(first, PrivateHuberSVC(method=method, random_state=5).fit(X, y).coef_)
+    a = PrivateHuberSVC(method=method).fit(X, y).coef_
+    b = PrivateHuberSVC(method=method).fit(X, y).coef_
+    assert not np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("method", OUTPUT_PERTURBATION)
+def test_output_perturbation_ridge_fits_a_linear_signal(method):
+    """PrivateRidge with output perturbation: squared loss on the auto L2 ball (projected steps)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 5))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.clip(X @ np.array([1.0, -1.0, 0.5, 0.0, 0.0]) + 0.05 * rng.normal(size=2000), -1, 1)
+    estimator = PrivateRidge(epsilon=5.0, method=method, random_state=0).fit(X, y)
+    assert estimator.privacy_report_.mechanism == method
+    assert estimator.privacy_report_.epsilon <= 5.0
+    assert estimator.score(X, y) > 0.8
+
+
+@pytest.mark.parametrize("method", OUTPUT_PERTURBATION)
+def test_output_perturbation_rows_above_data_norm_warn_and_strict_refuses(method):
+    X, y = _too_long_rows(PrivateLogisticRegression)
+    estimator = PrivateLogisticRegression(method=method, random_state=0)
+    with pytest.warns(PrivacyLeakWarning, match="data_norm"):
+        estimator.fit(X, y)
+    assert any("5 rows clipped to data_norm" in note for note in estimator.privacy_report_.notes)
+    with pytest.raises(ValueError, match="data_norm"):
+        clone(estimator).set_params(strict=True).fit(X, y)

@@ -12,6 +12,7 @@ The intermediate iterates stay hidden: that is what the converging bounds
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -164,7 +165,8 @@ def noisy_gd(
 
     if step_size == "auto":
         step_size = default_step_size(constants.smoothness)
-    if not (isinstance(step_size, (int, float)) and 0 < step_size < 2.0 / constants.smoothness):
+    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool)
+            and 0 < step_size < 2.0 / constants.smoothness):
         raise ValueError(
             f"step_size must be 'auto' or lie in (0, 2/smoothness) = (0, {2.0 / constants.smoothness:.6g}) "
             f"for this loss (beyond it gradient descent need not converge); got {step_size!r}."

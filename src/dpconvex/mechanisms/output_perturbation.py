@@ -21,6 +21,7 @@ outpert_gd  one batch of n (full GD)         constant η₀ (Prop. 2)    none
 from __future__ import annotations
 
 import dataclasses
+import numbers
 
 import numpy as np
 from numpy.typing import NDArray
@@ -125,7 +126,7 @@ def output_perturbation_sgd(
 
     if step_size == "auto":
         step_size = 2.0 / (smooth + strong)
-    if not (isinstance(step_size, (int, float)) and 0 < step_size < 2.0 / smooth):
+    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool) and 0 < step_size < 2.0 / smooth):
         raise ValueError(f"step_size must be 'auto' or lie in (0, 2/L) = (0, {2.0 / smooth:.6g}); got {step_size!r}.")
     if variant == "outpert_gd":
         if batch_size != "auto":
@@ -137,7 +138,10 @@ def output_perturbation_sgd(
         raise ValueError(f"batch_size must be 'auto' or an integer in [1, n] = [1, {n}]; got {batch_size!r}.")
     if epochs == "auto":
         rho = max(abs(1 - step_size * strong), abs(1 - step_size * smooth))
-        epochs = int(np.ceil(np.log(n) / -np.log(rho))) if variant == "outpert_gd" else DEFAULT_EPOCHS
+        if variant != "outpert_gd":
+            epochs = DEFAULT_EPOCHS
+        else:  # ρ^T ≤ 1/n; ρ = 0 (L = μ at η = 2/(L+μ)) converges in one epoch
+            epochs = max(1, int(np.ceil(np.log(n) / -np.log(rho)))) if rho > 0 else 1
     if not (isinstance(epochs, (int, np.integer)) and epochs >= 1):
         raise ValueError(f"epochs must be 'auto' or an integer >= 1; got {epochs!r}.")
     tau = DEFAULT_AVERAGING_INTERVAL if averaging_interval == "auto" else averaging_interval
