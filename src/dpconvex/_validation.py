@@ -100,3 +100,31 @@ def make_rng(random_state: None | int | np.random.Generator | np.random.RandomSt
     if isinstance(random_state, numbers.Integral):
         return np.random.default_rng(int(random_state))
     raise ValueError(f"random_state must be None, an int or a numpy Generator; got {random_state!r}.")
+
+
+def prepare_training_inputs(
+    X: NDArray, y: NDArray, *, loss, l2_regularization: float, epsilon: float | None, sigma: float | None,
+    delta: float, data_norm: float, label_bound: float | None, strict: bool,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], list[str]]:
+    """The checks every mechanism starts with; returns X, y (clipped where needed) and certificate notes.
+
+    Exactly one of ``epsilon`` (a target) and ``sigma`` (a noise level) must be given; classification
+    losses need labels in {−1, +1}; rows above ``data_norm`` and regression targets above
+    ``label_bound`` are clipped with a :class:`PrivacyLeakWarning` (``strict``: ``ValueError``).
+    """
+    X, y = check_training_data(X, y)
+    check_privacy_budget(1.0 if epsilon is None else epsilon, delta)
+    if (epsilon is None) == (sigma is None):
+        raise ValueError("give exactly one of epsilon (target) or sigma (noise level).")
+    if sigma is not None and not (isinstance(sigma, numbers.Real) and np.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be finite and > 0; got {sigma!r}.")
+    if not (np.isfinite(l2_regularization) and l2_regularization >= 0):
+        raise ValueError(f"l2_regularization must be finite and >= 0; got {l2_regularization!r}.")
+    if loss.classification and not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ValueError(f"the {loss.name} loss needs labels in {{-1, +1}}; got {np.unique(y)[:5]}.")
+    X, clipped_rows = enforce_norm_bound(X, data_norm, strict=strict)
+    notes = [f"{clipped_rows} rows clipped to data_norm"] if clipped_rows else []
+    if not loss.classification and label_bound is not None:
+        y, clipped_labels = enforce_label_bound(y, label_bound, strict=strict)
+        notes += [f"{clipped_labels} targets clipped to label_bound"] if clipped_labels else []
+    return X, y, notes

@@ -24,7 +24,7 @@ from ..accounting.langevin import theorem4_iterations
 from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, Unconstrained
 from ..losses import Loss, QuadraticDistanceLoss
-from .._validation import check_privacy_budget, check_training_data, enforce_label_bound, enforce_norm_bound, make_rng
+from .._validation import make_rng, prepare_training_inputs
 
 __all__ = ["TrainingResult", "noisy_gd", "default_step_size", "default_iterations", "comparator_norm_bound"]
 
@@ -146,20 +146,10 @@ def noisy_gd(
         ``None`` (default) draws noise from an OS-seeded generator — the only choice for a
         release.  A seed makes runs reproducible, for experiments and tests.
     """
-    X, y = check_training_data(X, y)
-    check_privacy_budget(1.0 if epsilon is None else epsilon, delta)
-    if (epsilon is None) == (sigma is None):
-        raise ValueError("give exactly one of epsilon (target) or sigma (noise level).")
-    if sigma is not None and not (np.isfinite(sigma) and sigma > 0):
-        raise ValueError(f"sigma must be finite and > 0; got {sigma!r}.")
-    if not (np.isfinite(l2_regularization) and l2_regularization >= 0):
-        raise ValueError(f"l2_regularization must be finite and >= 0; got {l2_regularization!r}.")
-    if loss.classification and not np.all(np.isin(y, (-1.0, 1.0))):
-        raise ValueError(f"the {loss.name} loss needs labels in {{-1, +1}}; got {np.unique(y)[:5]}.")
-    X, clipped_rows = enforce_norm_bound(X, data_norm, strict=strict)
-    clipped_labels = 0
-    if not loss.classification and label_bound is not None:
-        y, clipped_labels = enforce_label_bound(y, label_bound, strict=strict)
+    X, y, notes = prepare_training_inputs(
+        X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, sigma=sigma, delta=delta,
+        data_norm=data_norm, label_bound=label_bound, strict=strict,
+    )
     n, dimension = X.shape
     constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
 
@@ -216,9 +206,6 @@ def noisy_gd(
         gradient = loss.mean_gradient(theta, X, y) + l2_regularization * theta
         theta = constraint.project(theta - event.step_size * gradient + noise_scale * rng.standard_normal(dimension))
 
-    notes = [f"{clipped_rows} rows clipped to data_norm"] if clipped_rows else []
-    if clipped_labels:
-        notes.append(f"{clipped_labels} targets clipped to label_bound")
     if bound == "best":
         notes += [
             f"{name} not applicable: needs " + "; ".join(accountant.unmet_conditions(event, name))

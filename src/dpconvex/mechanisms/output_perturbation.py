@@ -30,7 +30,7 @@ from ..accounting import sensitivity as accountant
 from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, Unconstrained
 from ..losses import Loss
-from .._validation import check_privacy_budget, check_training_data, enforce_label_bound, enforce_norm_bound, make_rng
+from .._validation import make_rng, prepare_training_inputs
 from .noisy_gd import TrainingResult
 
 __all__ = ["VARIANTS", "output_perturbation_sgd", "nsgd", "rsgd_ar", "outpert_gd"]
@@ -103,18 +103,10 @@ def output_perturbation_sgd(
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}; got {variant!r}.")
-    X, y = check_training_data(X, y)
-    check_privacy_budget(1.0 if epsilon is None else epsilon, delta)
-    if (epsilon is None) == (sigma is None):
-        raise ValueError("give exactly one of epsilon (target) or sigma (noise level).")
-    if not (np.isfinite(l2_regularization) and l2_regularization >= 0):
-        raise ValueError(f"l2_regularization must be finite and >= 0; got {l2_regularization!r}.")
-    if loss.classification and not np.all(np.isin(y, (-1.0, 1.0))):
-        raise ValueError(f"the {loss.name} loss needs labels in {{-1, +1}}; got {np.unique(y)[:5]}.")
-    X, clipped_rows = enforce_norm_bound(X, data_norm, strict=strict)
-    clipped_labels = 0
-    if not loss.classification and label_bound is not None:
-        y, clipped_labels = enforce_label_bound(y, label_bound, strict=strict)
+    X, y, notes = prepare_training_inputs(
+        X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, sigma=sigma, delta=delta,
+        data_norm=data_norm, label_bound=label_bound, strict=strict,
+    )
     n = X.shape[0]
     constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
     smooth, strong = constants.smoothness, constants.strong_convexity
@@ -165,9 +157,6 @@ def output_perturbation_sgd(
     released = w + event.sigma * rng.standard_normal(w.shape[0])
 
     sensitivities = event.sensitivities()
-    notes = [f"{clipped_rows} rows clipped to data_norm"] if clipped_rows else []
-    if clipped_labels:
-        notes.append(f"{clipped_labels} targets clipped to label_bound")
     certificate = PrivacyCertificate(
         mechanism=variant,
         epsilon=privacy.epsilon,
