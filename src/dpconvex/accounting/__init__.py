@@ -6,6 +6,7 @@ One module per family: :mod:`.rdp` (conversion), :mod:`.gdp` (Gaussian DP, Bok e
 """
 
 from . import gdp, langevin, noisy_gd, rdp
+from . import hockey_stick
 from .noisy_gd import BOUNDS, NoisyGDEvent, PrivacyAccount, account, best_rdp, calibrate_sigma, rdp_curve
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
 from .sensitivity import OutputPerturbationEvent, SGDSchedule, account_output_perturbation, calibrate_output_sigma
@@ -29,4 +30,5 @@ __all__ = [
     "SGDSchedule",
     "account_output_perturbation",
     "calibrate_output_sigma",
+    "hockey_stick",
 ]
