@@ -143,11 +143,11 @@ def true_e_gamma(p: np.ndarray, q: np.ndarray, gamma: float) -> float:
     return max(np.maximum(p - gamma * q, 0).sum(), np.maximum(q - gamma * p, 0).sum())
 
 
-def bound(noise, eps, t=None):
+def bound(noise, eps, t, random_stop=False):
     kw = dict(n=N_REC, lipschitz=LIP, smoothness=LAM, strong_convexity=LAM, step_size=ETA, diameter=D)
-    if t is None:
-        key = "sigma" if noise == "gaussian" else "scale"
-        return float(hs.pnsgd_random_stop_delta(eps, **kw, **{key: NOISES[noise]}))
+    key = "sigma" if noise == "gaussian" else "scale"
+    if random_stop:  # record t's entry of the random-stop profile (its worst, t = 1, is Thm 5)
+        return float(hs.pnsgd_profile(eps, **kw, **{key: NOISES[noise]}, random_stop=True)[0][t - 1])
     if noise == "gaussian":
         return float(hs.pnsgd_gaussian_delta(eps, record=t, sigma=NOISES[noise], **kw))
     return float(hs.pnsgd_laplace_delta(eps, record=t, scale=NOISES[noise], **kw))
@@ -167,7 +167,7 @@ def test_exact_chain_never_exceeds_bound(chain_laws, noise, random_stop):
         assert p.sum() == pytest.approx(1.0, abs=1e-12) and q.sum() == pytest.approx(1.0, abs=1e-12)
         for eps in eps_grid:
             truths.append(true_e_gamma(p, q, np.exp(eps)))
-            bounds.append(bound(noise, eps, None if random_stop else t))
+            bounds.append(bound(noise, eps, t, random_stop))
     truths, bounds = np.array(truths), np.array(bounds)
     assert np.all(truths <= bounds + SLACK)
     assert truths.max() > 1e-3  # the check is not vacuous
@@ -309,3 +309,46 @@ def test_bad_inputs(fn, override, name):
 def test_bad_inputs_misc(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# ---------------------------------------------------------------- random-stop profile and calibration
+
+@pytest.mark.parametrize("noise", ["sigma", "scale"])
+def test_random_stop_profile_worst_is_theorem5_and_decreasing_in_record(noise):
+    prof, worst = hs.pnsgd_profile(EPS, **KW, **{noise: 2.0}, random_stop=True)
+    thm5 = hs.pnsgd_random_stop_delta(EPS, **KW, **{noise: 2.0})
+    np.testing.assert_allclose(worst, thm5, rtol=1e-12)
+    np.testing.assert_allclose(prof[..., 0], thm5, rtol=1e-12)
+    assert np.all(np.diff(prof, axis=-1) <= 1e-15)  # later records enter fewer mixture components
+    # Mixture of the laws of x_1..x_n: record t's bound is the mean of Thm 4/3 bounds of x_t..x_n
+    # (record t used at step t of a run of length k ≥ t is record n − (k − t) of a run of length k).
+    for t in (1, 4, 8):
+        direct = sum(hs.pnsgd_profile(EPS, **{**KW, "n": k}, **{noise: 2.0})[0][..., t - 1]
+                     for k in range(t, KW["n"] + 1)) / KW["n"]
+        np.testing.assert_allclose(prof[..., t - 1], np.minimum(direct, 1.0), rtol=1e-10, atol=1e-300)
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+@pytest.mark.parametrize("random_stop", [False, True])
+@pytest.mark.parametrize("epsilon,delta", [(0.5, 1e-5), (2.0, 1e-8), (0.1, 1e-3)])
+def test_calibration_never_overshoots_and_is_tight(noise, random_stop, epsilon, delta):
+    level = hs.calibrate_pnsgd_noise(epsilon, delta, **KW, noise=noise, random_stop=random_stop)
+    key = "sigma" if noise == "gaussian" else "scale"
+    _, worst = hs.pnsgd_profile(epsilon, **KW, **{key: level}, random_stop=random_stop)
+    _, worst_less = hs.pnsgd_profile(epsilon, **KW, **{key: level * (1 - 1e-6)}, random_stop=random_stop)
+    assert worst <= delta
+    assert worst_less > delta * (1 - 1e-3)  # 1e-6 less noise is (essentially) over budget: tight
+
+
+def test_calibration_random_stop_needs_less_noise():
+    fixed = hs.calibrate_pnsgd_noise(1.0, 1e-6, **KW)
+    mixed = hs.calibrate_pnsgd_noise(1.0, 1e-6, **KW, random_stop=True)
+    assert mixed < fixed
+
+
+@pytest.mark.parametrize("bad,name", [({"noise": "cauchy"}, "noise"), ({"lipschitz": 0.0}, "lipschitz"),
+                                      ({"delta": 1.5}, "delta")])
+def test_calibration_bad_input(bad, name):
+    args = {"epsilon": 1.0, "delta": 1e-6, **KW, **bad}
+    with pytest.raises(ValueError, match=name):
+        hs.calibrate_pnsgd_noise(args.pop("epsilon"), args.pop("delta"), **args)

@@ -349,6 +349,34 @@ def test_step_size_beyond_two_over_smoothness_is_refused(cls):
         cls(step_size=100.0, random_state=0).fit(X, y)
 
 
+# ============================================================================= pnsgd
+PNSGD_TRAIN_REASON = (
+    "privacy noise, not a defect: one pass over the check's 200 rows at epsilon=1 certifies the last "
+    "row by a single Gaussian mechanism (sigma = 2.3 against a per-row gradient of norm <= 1.4), so "
+    "the training accuracy varies from 0.07 to 0.81 over seeds (< 0.83 needed); at epsilon=10 it is "
+    "0.93-0.97 (test_pnsgd_passes_the_train_check_with_more_budget)"
+)
+
+
+@parametrize_with_checks(
+    [PrivateLogisticRegression(method="pnsgd", random_state=0)],
+    expected_failed_checks=lambda estimator: {"check_classifiers_train": PNSGD_TRAIN_REASON},
+    xfail_strict=True,
+)
+def test_sklearn_estimator_checks_pnsgd(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the checks' rows exceed data_norm=1
+        check(estimator)
+
+
+def test_pnsgd_passes_the_train_check_with_more_budget():
+    from sklearn.utils.estimator_checks import check_classifiers_train
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        check_classifiers_train("pnsgd", PrivateLogisticRegression(method="pnsgd", epsilon=10.0, random_state=0))
+
+
 # ============================================================================= output perturbation
 # method in {"rsgd_ar", "nsgd", "outpert_gd"}: Chen, Lee, Kifer 2019 (arXiv:1808.07090).
 OUTPUT_PERTURBATION = ("rsgd_ar", "nsgd", "outpert_gd")

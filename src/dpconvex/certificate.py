@@ -7,6 +7,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
 __all__ = ["PrivacyCertificate"]
 
 
@@ -42,6 +44,10 @@ class PrivacyCertificate:
         ε of the composition baseline (every iterate published), for comparison.
     notes : tuple of str
         Anything the user must know: clipped rows, data-dependent preprocessing, …
+    record_profile : tuple of float
+        Per-record guarantees where they differ by record (``pnsgd``): entry t − 1 is δ_t at the
+        certified ε for the record in row t; ``delta`` is their maximum.  Empty when every record
+        gets the same guarantee.
     """
 
     mechanism: str
@@ -58,6 +64,7 @@ class PrivacyCertificate:
     candidates: dict[str, float] = field(default_factory=dict)
     composition_epsilon: float = math.inf
     notes: tuple[str, ...] = ()
+    record_profile: tuple[float, ...] = ()
 
     def with_notes(self, *notes: str, epsilon: float | None = None) -> "PrivacyCertificate":
         """A copy with extra notes (and, if given, a replaced ε — only ever larger)."""
@@ -94,5 +101,9 @@ class PrivacyCertificate:
             f"  composition baseline would give epsilon = {self.composition_epsilon:.6g}",
             "  conditions: " + "; ".join(self.conditions),
         ]
+        if self.record_profile:
+            profile = self.record_profile
+            lines.append(f"  per-record delta at this epsilon: max {max(profile):.3g} (row {int(np.argmax(profile)) + 1}), "
+                         f"min {min(profile):.3g} (row {int(np.argmin(profile)) + 1}) of {len(profile)} rows")
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)

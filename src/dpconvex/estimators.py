@@ -54,7 +54,12 @@ METHOD_OPTIONS = {
     "nsgd": ("step_size", "batch_size", "epochs"),
     "rsgd_ar": ("step_size", "batch_size", "epochs"),
     "outpert_gd": ("step_size", "epochs"),
+    "pnsgd": ("step_size",),
 }
+
+#: Methods whose certificate needs a bounded domain: an unconstrained model gets the mechanism's
+#: own data-independent ball (``constraint="auto"``, radius √(2ℓ(0)/λ), which holds the minimiser).
+BOUNDED_DOMAIN_METHODS = frozenset({"pnsgd"})
 
 
 class _PrivateLinearModel(BaseEstimator):
@@ -98,6 +103,9 @@ class _PrivateLinearModel(BaseEstimator):
                 users = [m for m, names in METHOD_OPTIONS.items() if name in names]
                 raise ValueError(f"The '{name}' parameter applies to method in {users}, not {self.method!r}; "
                                  f"leave it 'auto'.")
+        constraint = self._constraint(l2)
+        if self.method in BOUNDED_DOMAIN_METHODS and not constraint.is_constrained:
+            constraint = "auto"
         result = MECHANISMS[self.method](
             design,
             y,
@@ -107,7 +115,7 @@ class _PrivateLinearModel(BaseEstimator):
             delta=self.delta,
             data_norm=norm_bound,
             label_bound=self._label_bound(),
-            constraint=self._constraint(l2),
+            constraint=constraint,
             strict=self.strict,
             random_state=self.random_state,
             **options,
@@ -173,16 +181,20 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
         certificate then says ε = inf, with a ``PrivacyLeakWarning``.
     l2_regularization : float, default=1e-3
         λ > 0 in f = mean loss + (λ/2)‖w‖² (the value fixed in Chen, Lee, Kifer 2019 §5.1).
-    method : {"noisy_gd", "rsgd_ar", "nsgd", "outpert_gd"}, default="noisy_gd"
+    method : {"noisy_gd", "rsgd_ar", "nsgd", "outpert_gd", "pnsgd"}, default="noisy_gd"
         The private trainer (see :data:`dpconvex.mechanisms.MECHANISMS`): noisy GD with hidden
-        iterates (Chourasia et al.; Bok et al.), or output-perturbed SGD of Chen, Lee, Kifer 2019
-        (RSGD-AR: permuted batches, averaging, restarts; NSGD: fixed order; OutPert-GD: full batch).
+        iterates (Chourasia et al.; Bok et al.), output-perturbed SGD of Chen, Lee, Kifer 2019
+        (RSGD-AR: permuted batches, averaging, restarts; NSGD: fixed order; OutPert-GD: full batch),
+        or one pass of projected noisy SGD with a per-record E_γ certificate (Asoodeh, Diaz, Calmon
+        2020; Gaussian noise, ball of radius √(2ℓ(0)/λ); ``privacy_report_.record_profile``).
     iterations : int, "auto" or "theorem4", default="auto"
         Number of updates.  ``"theorem4"`` is Chourasia et al. Thm 4's K*; ``"auto"`` caps K* by
         the convex early-stopping optimum (:func:`dpconvex.mechanisms.noisy_gd.default_iterations`).
     step_size : float or "auto", default="auto"
         noisy_gd: η, ``"auto"`` = 1/(2β), inside the conditions of Cor. 1 and of the GDP bound.
         Output perturbation: the initial step η₀, ``"auto"`` = 2/(L + μ) (Chen et al. Prop. 2).
+        pnsgd: η, ``"auto"`` minimises a public SGD bound
+        (:func:`dpconvex.mechanisms.pnsgd.default_step_size`).
     batch_size : int or "auto", default="auto"
         Mini-batch size of rsgd_ar/nsgd (``"auto"``: min(4000, n), Chen et al. §5); ≤ n.
     epochs : int or "auto", default="auto"

@@ -58,6 +58,7 @@ __all__ = [
     "pnsgd_laplace_delta",
     "pnsgd_random_stop_delta",
     "pnsgd_profile",
+    "calibrate_pnsgd_noise",
     "rdp_baseline_delta",
     "account_pnsgd",
 ]
@@ -146,7 +147,9 @@ def log_laplace_hockey_stick(gamma: ArrayLike, distance: ArrayLike, scale: Array
 def gaussian_mechanism_delta(epsilon: ArrayLike, sensitivity: ArrayLike, sigma: ArrayLike) -> NDArray[np.float64]:
     """Tight δ(ε) of the Gaussian mechanism: θ_{e^ε}(Δ/σ) (arXiv:2001.06546, Thm 1 + Lemma 2)."""
     sig = _positive("sigma", sigma)
-    return gaussian_hockey_stick(np.exp(_epsilon(epsilon)), _nonneg("sensitivity", sensitivity) / sig)
+    with np.errstate(over="ignore"):  # γ = inf for huge ε is handled (E_γ = 0)
+        gamma = np.exp(_epsilon(epsilon))
+    return gaussian_hockey_stick(gamma, _nonneg("sensitivity", sensitivity) / sig)
 
 
 def laplace_mechanism_delta(epsilon: ArrayLike, sensitivity: ArrayLike, scale: ArrayLike) -> NDArray[np.float64]:
@@ -229,7 +232,8 @@ def _log_factors(epsilon, n, lipschitz, smoothness, strong_convexity, step_size,
     _check_loss(lipschitz, smoothness, strong_convexity, step_size)
     diameter = float(_positive("diameter", diameter))
     rho = gd_contraction(step_size, strong_convexity, smoothness)
-    gamma = np.exp(eps)
+    with np.errstate(over="ignore"):  # γ = inf for huge ε is handled (E_γ = 0)
+        gamma = np.exp(eps)
     if (sigma is None) == (scale is None):
         raise ValueError("give exactly one of sigma (Gaussian noise) and scale (Laplace noise).")
     if sigma is not None:
@@ -281,6 +285,13 @@ def pnsgd_laplace_delta(
     return _record_delta(first, contraction, n - record)
 
 
+def _geometric_sum(log_ratio: NDArray[np.float64], count: ArrayLike) -> NDArray[np.float64]:
+    """Σ_{j=0}^{count−1} θ^j for θ = exp(log_ratio) ≤ 1: −expm1(count·log θ)/−expm1(log θ), or count at θ = 1."""
+    count = np.asarray(count, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(log_ratio < 0.0, -np.expm1(count * log_ratio) / -np.expm1(log_ratio), count)
+
+
 def pnsgd_random_stop_delta(
     epsilon: ArrayLike, *, n: int, lipschitz: float, smoothness: float, strong_convexity: float,
     step_size: float, diameter: float, sigma: float | None = None, scale: float | None = None,
@@ -290,29 +301,73 @@ def pnsgd_random_stop_delta(
     θ₁, θ_c are the first-step and contraction factors of Thm 4 (``sigma``) or, by the same joint
     convexity argument, of Thm 3 (``scale``, d = 1).  Derivation: E_γ of the mixtures is at most
     (1/n)Σ_k E_γ(x_k laws); for record t the terms k ≥ t are θ₁θ_c^{k−t}, largest for t = 1.
-    The sum is (1 − θ_c^n)/(1 − θ_c) = −expm1(n log θ_c)/(1 − θ_c), with 1 − θ_c computed as
-    exp(log1p(−θ_c)) (θ_c < 1 for finite arguments).
+    The sum is (1 − θ_c^n)/(1 − θ_c) = −expm1(n log θ_c)/−expm1(log θ_c) (θ_c < 1 for finite
+    arguments).  This is the worst record of :func:`pnsgd_profile` with ``random_stop=True``.
     """
     first, contraction = _log_factors(epsilon, n, lipschitz, smoothness, strong_convexity, step_size, diameter, sigma, scale)
-    theta_c = np.exp(contraction)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        geometric = np.where(theta_c < 1.0, -np.expm1(n * contraction) / -np.expm1(contraction), float(n))
-    return np.minimum(np.exp(first) * geometric / n, 1.0)
+    return np.minimum(np.exp(first) * _geometric_sum(contraction, n) / n, 1.0)
 
 
 def pnsgd_profile(
     epsilon: ArrayLike, *, n: int, lipschitz: float, smoothness: float, strong_convexity: float,
     step_size: float, diameter: float, sigma: float | None = None, scale: float | None = None,
+    random_stop: bool = False,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Per-record δ_t(ε), t = 1..n (Thm 4 with ``sigma`` or Thm 3 with ``scale``), and the worst case.
 
     Returns ``(profile, worst)``: ``profile`` has shape ``eps.shape + (n,)`` (column t − 1 is record
-    t), ``worst`` = max over t (attained at t = n: the last record is the least protected).
+    t), ``worst`` = max over t.  Without random stopping the worst record is t = n (the last record
+    is the least protected; its bound has no contraction factor).  With ``random_stop=True`` the
+    output is x_T, T ~ Unif{1..n}, and record t gets (θ₁/n)·Σ_{j=0}^{n−t} θ_c^j (the derivation of
+    :func:`pnsgd_random_stop_delta` for a general t: the laws of x_k, k < t, coincide), worst at t = 1.
     """
     first, contraction = _log_factors(epsilon, n, lipschitz, smoothness, strong_convexity, step_size, diameter, sigma, scale)
     steps_after = n - np.arange(1, n + 1)
-    profile = _record_delta(first[..., None], contraction[..., None], steps_after)
+    if random_stop:
+        geometric = _geometric_sum(contraction[..., None], steps_after + 1)
+        profile = np.minimum(np.exp(first[..., None]) * geometric / n, 1.0)
+    else:
+        profile = _record_delta(first[..., None], contraction[..., None], steps_after)
     return profile, profile.max(axis=-1)
+
+
+def calibrate_pnsgd_noise(
+    epsilon: float, delta: float, *, n: int, lipschitz: float, smoothness: float, strong_convexity: float,
+    step_size: float, diameter: float, noise: str = "gaussian", random_stop: bool = False, rtol: float = 1e-9,
+) -> float:
+    """Smallest noise level (σ for ``noise="gaussian"``, the Laplace scale b otherwise) meeting (ε, δ).
+
+    The worst record's δ(ε) (Thm 4/3 at t = n, or Thm 5) decreases in the noise level (θ_γ and the
+    Laplace E_γ increase in the distance, and both arguments scale as 1/noise), so a geometric
+    bisection brackets the answer; the upper end of the final bracket is returned, hence the
+    certified δ never exceeds ``delta`` (calibration never overshoots).
+    """
+    validate_delta(delta)
+    if noise not in ("gaussian", "laplace"):
+        raise ValueError(f"noise must be 'gaussian' or 'laplace'; got {noise!r}.")
+    common = dict(n=n, lipschitz=lipschitz, smoothness=smoothness, strong_convexity=strong_convexity,
+                  step_size=step_size, diameter=diameter)
+    key = "sigma" if noise == "gaussian" else "scale"
+
+    def worst(level: float) -> float:
+        if random_stop:
+            return float(pnsgd_random_stop_delta(epsilon, **common, **{key: level}))
+        fn = pnsgd_gaussian_delta if noise == "gaussian" else pnsgd_laplace_delta
+        return float(fn(epsilon, **common, record=n, **{key: level}))
+
+    _epsilon(epsilon)
+    if lipschitz == 0.0:
+        raise ValueError("lipschitz must be > 0 to calibrate noise (L = 0 needs no noise).")
+    hi = 1.0
+    while worst(hi) > delta:
+        hi *= 2.0
+    lo = hi / 2.0
+    while worst(lo) <= delta and lo > 1e-300:
+        lo /= 2.0
+    while hi / lo > 1.0 + rtol:
+        mid = np.sqrt(lo * hi)
+        lo, hi = (lo, mid) if worst(mid) <= delta else (mid, hi)
+    return float(hi)
 
 
 def rdp_baseline_delta(

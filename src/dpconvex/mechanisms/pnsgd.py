@@ -1,0 +1,251 @@
+"""Projected noisy SGD, one record per step (Asoodeh, Diaz, Calmon 2020, eq. 12), E_γ certificate.
+
+Update (the convention of every number in the certificate)::
+
+    x_k = Π_K(x_{k−1} − η (∇ℓ(x_{k−1}; d_k) + λ x_{k−1} + Z_k)),   k = 1..n,
+
+record d_k = row k of ``X`` used at step k only (one pass, in the given order), x_0 = 0,
+Z_k ~ N(0, σ² I) (``noise="gaussian"``) or Lap(0, b) (``noise="laplace"``, d = 1 only), so the noise
+actually added to the parameters is η·Z_k.  Only x_n is released — or, with ``random_stop=True``,
+x_T for a secret T ~ Unif{1..n} that is never reported.
+
+Privacy (arXiv:2001.06546): record t gets δ_t(ε) = θ₁·θ_c^{n−t} (Thm 4 / Thm 3) or, with random
+stopping, (θ₁/n)·Σ_{j=0}^{n−t} θ_c^j (Thm 5).  Translation to our losses: the paper's ℓ is our
+ℓ + (λ/2)‖·‖²; the regulariser cancels in ∇ℓ(x; d) − ∇ℓ(x; d'), so the paper's 2L is our gradient
+sensitivity S_g (= 2L for the declared L), and ρ uses the regularised smoothness β and strong
+convexity λ.  The worst record without random stopping is t = n, whose bound is one Gaussian
+(Laplace) mechanism: for it, hiding x_1..x_{n−1} gains nothing, so ``composition_epsilon`` (every
+iterate published) equals ε.  Amplification by iteration protects the earlier records, and
+random stopping protects all of them; the certificate's ``record_profile`` shows δ_t for each row.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..accounting import hockey_stick as accountant
+from ..certificate import PrivacyCertificate
+from ..constraints import Constraint, L2Ball
+from ..losses import Loss
+from .._validation import make_rng, prepare_training_inputs
+from .noisy_gd import TrainingResult, comparator_norm_bound
+
+__all__ = ["pnsgd", "default_step_size", "NOISES"]
+
+UPDATE_RULE = "x <- Proj_K(x - step_size*(grad loss(x; record k) + l2*x + Z_k)), one record per step, x_0 = 0"
+
+#: Noise families: name → (accounting keyword, theorem of the fixed-stop bound).
+NOISES = {
+    "gaussian": ("sigma", "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 4"),
+    "laplace": ("scale", "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 3"),
+}
+RANDOM_STOP_THEOREM = "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 5 (random stopping)"
+
+
+def default_step_size(
+    n: int, smoothness: float, strong_convexity: float, radius: float, gradient_bound: float, noise_variance: float
+) -> float:
+    """η minimising a data-independent bound on E‖x_n − x*‖², capped at 1/β.
+
+    Derivation note: for projected SGD with unbiased stochastic gradients g (E‖g‖² ≤ G²) on a
+    λ-strongly convex objective, ‖x_{k+1} − x*‖² ≤ ‖x_k − η g − x*‖² and
+    E⟨g, x_k − x*⟩ ≥ λ E‖x_k − x*‖² give E‖x_n − x*‖² ≤ (1 − 2ηλ)^n R² + ηG²/(2λ), R ≥ ‖x_0 − x*‖
+    (the ball's radius, x_0 = 0).  For λ = 0 we use the convex rate R²/(2ηn) + ηG²/2 (Bubeck 2015,
+    arXiv:1405.4980, Thm 6.1).  G² = (L + λR)² + E‖Z‖² is public (declared constants and the noise
+    level), so the rule spends no privacy.  The bound is minimised over a log grid of η in
+    [10⁻⁸/β, 1/β]; when noise dominates the minimiser is tiny and the output stays near x_0 — the
+    honest answer of the bound at that (ε, n).
+    """
+    etas = np.geomspace(1e-8, 1.0, 2001) / smoothness
+    g2 = gradient_bound**2 + noise_variance
+    if strong_convexity > 0:
+        contraction = np.clip(1.0 - 2.0 * etas * strong_convexity, 0.0, None)
+        risk = contraction**n * radius**2 + etas * g2 / (2.0 * strong_convexity)
+    else:
+        risk = radius**2 / (2.0 * etas * n) + etas * g2 / 2.0
+    return float(etas[np.argmin(risk)])
+
+
+def _check_options(noise: str, dimension: int, constraint: Constraint | str, random_stop: bool) -> None:
+    if noise not in NOISES:
+        raise ValueError(f"noise must be one of {sorted(NOISES)}; got {noise!r}.")
+    if noise == "laplace" and dimension != 1:
+        raise ValueError(
+            f"noise='laplace' needs one-dimensional parameters (Thm 3 covers an interval only); the design "
+            f"has dimension {dimension} (with fit_intercept the constant feature counts). Use noise='gaussian'."
+        )
+    if not isinstance(random_stop, bool):
+        raise ValueError(f"random_stop must be True or False; got {random_stop!r}.")
+    if constraint != "auto" and not (isinstance(constraint, L2Ball)):
+        raise ValueError(
+            "constraint must be 'auto' or an L2Ball: PNSGD's contraction bound needs a bounded set K of finite "
+            f"diameter (an interval when d = 1); got {constraint!r}."
+        )
+
+
+def pnsgd(
+    X: NDArray,
+    y: NDArray,
+    *,
+    loss: Loss,
+    l2_regularization: float,
+    delta: float,
+    epsilon: float | None = None,
+    sigma: float | None = None,
+    noise: str = "gaussian",
+    random_stop: bool = False,
+    data_norm: float = 1.0,
+    label_bound: float | None = None,
+    step_size: float | str = "auto",
+    constraint: Constraint | str = "auto",
+    strict: bool = False,
+    random_state: None | int | np.random.Generator = None,
+) -> TrainingResult:
+    """Train by one pass of projected noisy SGD and certify the released iterate per record.
+
+    Parameters
+    ----------
+    X, y : array_like
+        Features (n, d) and targets (n,), processed in row order (row t is used at step t).  Rows
+        above ``data_norm`` are clipped with a :class:`~dpconvex.exceptions.PrivacyLeakWarning`
+        (``strict=True``: ``ValueError``); classification targets must be ±1.
+    loss : Loss
+        Per-example loss with declared constants (smooth: ρ needs β).
+    l2_regularization : float
+        λ ≥ 0 added to every per-record loss; λ > 0 makes ρ < 1 possible and is needed by
+        ``constraint="auto"``.
+    delta : float
+        δ of the certificate, in (0, 1).
+    epsilon, sigma : float, optional
+        Give exactly one: a target ε (the noise level is calibrated for the worst record, never
+        overshooting) or the noise level — σ of Z ~ N(0, σ²I), or for ``noise="laplace"`` the
+        scale b of Z ~ Lap(0, b).  The parameters move by η·Z per step.
+    noise : {"gaussian", "laplace"}
+        Laplace noise needs d = 1 (Thm 3); anything else is refused.
+    random_stop : bool
+        Release x_T for a secret T ~ Unif{1..n} (Thm 5) instead of x_n.
+    data_norm, label_bound : float
+        Declared bounds on ‖x‖₂ and |y| (``label_bound`` only for regression losses).
+    step_size : float or "auto"
+        η > 0; ``"auto"`` is :func:`default_step_size` (with ``epsilon``, evaluated at the noise
+        level calibrated for fixed stopping; random stopping then recalibrates at that η).
+    constraint : L2Ball or "auto"
+        The set K (finite diameter required).  ``"auto"`` is the ball of radius √(2ℓ(0)/λ), which
+        contains the minimiser of the regularised objective, so the projection costs no accuracy.
+    random_state : None, int or Generator
+        ``None`` (default) draws the noise (and T) from an OS-seeded generator — the only choice
+        for a release.  A seed makes runs reproducible, for experiments and tests.
+
+    Returns
+    -------
+    TrainingResult
+        ``coef`` and a certificate whose ``record_profile[t − 1]`` is δ_t at the certified ε.
+    """
+    X, y, notes = prepare_training_inputs(
+        X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, sigma=sigma, delta=delta,
+        data_norm=data_norm, label_bound=label_bound, strict=strict,
+    )
+    n, dimension = X.shape
+    _check_options(noise, dimension, constraint, random_stop)
+    if constraint == "auto":
+        if not l2_regularization > 0:
+            raise ValueError("constraint='auto' needs l2_regularization > 0 (radius √(2ℓ(0)/λ)); "
+                             "otherwise pass constraint=L2Ball(radius).")
+        constraint = L2Ball(comparator_norm_bound(loss.loss_at_zero(data_norm, label_bound), l2_regularization, np.inf))
+    constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
+    if not np.isfinite(constants.smoothness):
+        raise ValueError(f"pnsgd needs a smooth loss (finite smoothness); the {loss.name} loss is not smooth.")
+    lipschitz = constants.gradient_sensitivity / 2.0  # the paper's 2L is our S_g (derivation in module doc)
+    keyword, fixed_theorem = NOISES[noise]
+    common = dict(n=n, lipschitz=lipschitz, smoothness=constants.smoothness,
+                  strong_convexity=constants.strong_convexity, diameter=constraint.diameter)
+
+    def noise_variance(level: float) -> float:  # E‖Z‖²: dσ² (Gaussian) or 2b² (Laplace, d = 1)
+        return dimension * level**2 if noise == "gaussian" else 2.0 * level**2
+
+    def step_for(level: float) -> float:
+        return default_step_size(n, constants.smoothness, constants.strong_convexity, constraint.radius,
+                                 constants.lipschitz_regularized, noise_variance(level))
+
+    if epsilon is not None:
+        # The fixed-stop worst record (t = n) does not depend on η, so calibrate it first.
+        level = accountant.calibrate_pnsgd_noise(epsilon, delta, **common, step_size=1.0, noise=noise)
+        if step_size == "auto":
+            step_size = step_for(level)
+    else:
+        level = float(sigma)
+        if step_size == "auto":
+            step_size = step_for(level)
+    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool) and 0 < step_size < np.inf):
+        raise ValueError(f"step_size must be 'auto' or a finite number > 0; got {step_size!r}.")
+    step_size = float(step_size)
+    if epsilon is not None and random_stop:
+        level = accountant.calibrate_pnsgd_noise(epsilon, delta, **common, step_size=step_size, noise=noise,
+                                                 random_stop=True)
+
+    privacy = accountant.account_pnsgd(delta, **common, step_size=step_size, random_stop=random_stop,
+                                       **{keyword: level})
+    profile, _ = accountant.pnsgd_profile(privacy.epsilon, **common, step_size=step_size, random_stop=random_stop,
+                                          **{keyword: level})
+    one_step = (accountant.gaussian_mechanism_delta if noise == "gaussian" else accountant.laplace_mechanism_delta)
+    composition = accountant.epsilon_for_delta(
+        lambda e: float(one_step(e, constants.gradient_sensitivity, level)), delta
+    )
+
+    rng = make_rng(random_state)
+    steps = int(rng.integers(1, n + 1)) if random_stop else n
+    draw = (lambda: rng.normal(0.0, level, dimension)) if noise == "gaussian" else (lambda: rng.laplace(0.0, level, 1))
+    theta = np.zeros(dimension)
+    for k in range(steps):
+        gradient = loss.per_example_gradients(theta, X[k:k + 1], y[k:k + 1])[0] + l2_regularization * theta
+        theta = constraint.project(theta - step_size * (gradient + draw()))
+
+    rho = accountant.gradient_step_lipschitz(step_size, constants.smoothness, constants.strong_convexity)
+    if rho >= 1.0:
+        notes.append(f"rho = {rho:.4g} >= 1 (step_size above 2/(smoothness + strong_convexity) or l2 = 0): "
+                     "amplification comes only from the diameter cap")
+    if random_stop:
+        notes.append("the output is x_T for a secret T ~ Unif{1..n}; T is not reported (revealing it voids Thm 5)")
+    certificate = PrivacyCertificate(
+        mechanism="pnsgd",
+        epsilon=privacy.epsilon,
+        delta=privacy.delta,
+        bound=privacy.bound,
+        theorem=RANDOM_STOP_THEOREM if random_stop else fixed_theorem,
+        conditions=privacy.assumptions,
+        assumptions={
+            "n": n,
+            "dimension": dimension,
+            "loss": loss.name,
+            "data_norm": data_norm,
+            "label_bound": label_bound,
+            "l2_regularization": l2_regularization,
+            "lipschitz": lipschitz,
+            "gradient_sensitivity": constants.gradient_sensitivity,
+            "strong_convexity": constants.strong_convexity,
+            "smoothness": constants.smoothness,
+            "step_size": step_size,
+            "rho": rho,
+            "diameter": constraint.diameter,
+            "constraint": constraint.describe(),
+            "noise": noise,
+            "noise_parameter": f"{keyword} of Z_k; the parameters move by step_size * Z_k",
+            "random_stop": random_stop,
+            "worst_record": 1 if random_stop else n,
+            "update_rule": UPDATE_RULE,
+            "neighbouring": "replace-one",
+            "released": "x_T, T ~ Unif{1..n} secret" if random_stop else "last iterate only",
+        },
+        order=None,
+        conversion=privacy.conversion,
+        sigma=level,
+        iterations=n,
+        candidates=privacy.candidates,
+        composition_epsilon=composition,
+        notes=tuple(notes),
+        record_profile=tuple(float(v) for v in profile),
+    )
+    return TrainingResult(coef=theta, certificate=certificate)
