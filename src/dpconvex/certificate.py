@@ -102,8 +102,11 @@ class PrivacyCertificate:
             "  conditions: " + "; ".join(self.conditions),
         ]
         if self.record_profile:
-            profile = self.record_profile
-            lines.append(f"  per-record delta at this epsilon: max {max(profile):.3g} (row {int(np.argmax(profile)) + 1}), "
-                         f"min {min(profile):.3g} (row {int(np.argmin(profile)) + 1}) of {len(profile)} rows")
+            profile = np.asarray(self.record_profile)
+            if profile.max() == profile.min():
+                lines.append(f"  per-record delta at this epsilon: {profile.max():.3g} for each of the {profile.size} rows")
+            else:
+                lines.append(f"  per-record delta at this epsilon: max {profile.max():.3g} (row {int(profile.argmax()) + 1}), "
+                             f"min {profile.min():.3g} (row {int(profile.argmin()) + 1}) of {profile.size} rows")
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)

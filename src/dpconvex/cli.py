@@ -1,7 +1,7 @@
 """The ``dpconvex`` command: a thin layer over the public Python API.
 
-Subcommands: ``train``, ``account langevin``, ``account output-perturbation``,
-``reproduce langevin``, ``bench adult``, ``audit``.
+Subcommands: ``train``, ``account langevin``, ``account output-perturbation``, ``account pnsgd``,
+``reproduce langevin``, ``reproduce contraction``, ``bench adult``, ``audit``.
 Run ``dpconvex COMMAND --help`` for the options.
 """
 
@@ -17,6 +17,7 @@ import numpy as np
 
 from .accounting import noisy_gd as accountant
 from .accounting.rdp import CONVERSIONS
+from .mechanisms import MECHANISMS
 
 __all__ = ["main"]
 
@@ -72,6 +73,7 @@ def _add_account(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_run_account_langevin)
     _add_account_output_perturbation(families)
+    _add_account_pnsgd(families)
 
 
 def _run_account_langevin(args: argparse.Namespace) -> dict:
@@ -160,6 +162,78 @@ def _run_account_output_perturbation(args: argparse.Namespace) -> dict:
             "bound": best.bound, "candidates": best.candidates, **payload}
 
 
+def _add_account_pnsgd(families: argparse._SubParsersAction) -> None:
+    p = families.add_parser("pnsgd", help="projected noisy SGD, one record per step (Asoodeh, Diaz, Calmon 2020)")
+    p.add_argument("--n", type=_positive_int, required=True, help="dataset size = number of steps")
+    p.add_argument("--record", type=int, help="t in 1..n, the record to account for (default: n, the worst)")
+    p.add_argument("--lipschitz", type=float, required=True, help="L: per-record gradient norm bound")
+    p.add_argument("--smoothness", type=float, required=True, help="beta")
+    p.add_argument("--strong-convexity", type=float, default=0.0, help="lambda (0: merely convex)")
+    p.add_argument("--step-size", type=float, required=True, help="eta")
+    level = p.add_mutually_exclusive_group(required=True)
+    level.add_argument("--sigma", type=float, help="Gaussian Z ~ N(0, sigma^2 I); the step adds eta*Z (Thm 4)")
+    level.add_argument("--scale", type=float, help="Laplace Z ~ Lap(0, b), d = 1; the step adds eta*Z (Thm 3)")
+    p.add_argument("--diameter", type=float, required=True, help="D = diam(K) of the constraint set")
+    p.add_argument("--noise", required=True, choices=["gaussian", "laplace"])
+    p.add_argument("--random-stop", action="store_true", help="release x_T, T ~ Unif{1..n} (Thm 5, worst record t = 1)")
+    p.add_argument("--dimension", type=int, default=1, help="d (Laplace noise needs d = 1)")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--epsilon", type=float, help="print delta(epsilon) of the bound and of the RDP baseline")
+    target.add_argument("--delta", type=float, help="print the smallest epsilon with delta(epsilon) <= delta")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_run_account_pnsgd)
+
+
+def _run_account_pnsgd(args: argparse.Namespace) -> dict:
+    from .accounting import hockey_stick
+    from .mechanisms.pnsgd import NOISES, RANDOM_STOP_THEOREM
+
+    key, theorem = NOISES[args.noise]
+    level = {"gaussian": args.sigma, "laplace": args.scale}[args.noise]
+    if level is None:
+        raise ValueError(f"--noise {args.noise} needs --{key} ({theorem}).")
+    if args.dimension < 1 or (args.noise == "laplace" and args.dimension != 1):
+        raise ValueError(f"dimension must be 1 with --noise laplace (Thm 3 is one-dimensional) and >= 1 with "
+                         f"--noise gaussian; got {args.dimension}.")
+    if args.random_stop and args.record is not None:
+        raise ValueError("record cannot be given with --random-stop: Thm 5 gives every record the bound of the "
+                         "worst one, t = 1.")
+    record = 1 if args.random_stop else (args.n if args.record is None else args.record)
+    common = dict(n=args.n, lipschitz=args.lipschitz, smoothness=args.smoothness,
+                  strong_convexity=args.strong_convexity, step_size=args.step_size, diameter=args.diameter)
+    payload = {
+        "record": record, "theorem": RANDOM_STOP_THEOREM if args.random_stop else theorem, "noise": args.noise,
+        key: level, "rho": hockey_stick.gradient_step_lipschitz(args.step_size, args.smoothness, args.strong_convexity),
+    }
+    baseline_note = None
+    if args.noise == "laplace":
+        baseline_note = "Prop. 1's RDP comparison (Feldman et al. 2018 Thm 23) is for Gaussian noise only."
+    elif args.random_stop:
+        baseline_note = "Prop. 1's RDP comparison is for the fixed stopping time n, not for random stopping."
+
+    def baseline(epsilon: float) -> float:
+        return float(hockey_stick.rdp_baseline_delta(
+            epsilon, n=args.n, record=record, lipschitz=args.lipschitz, sigma=args.sigma,
+            smoothness=args.smoothness, strong_convexity=args.strong_convexity, step_size=args.step_size))
+
+    if args.delta is not None:
+        result = hockey_stick.account_pnsgd(args.delta, **common, **{key: level}, record=args.record,
+                                            random_stop=args.random_stop)
+        rdp_epsilon = None if baseline_note else hockey_stick.epsilon_for_delta(baseline, args.delta)
+        return {"epsilon": result.epsilon, "delta": result.delta, "epsilon_rdp_baseline": rdp_epsilon,
+                **payload, "conversion": result.conversion, "assumptions": list(result.assumptions),
+                **({"note": baseline_note} if baseline_note else {})}
+    if args.random_stop:
+        delta = hockey_stick.pnsgd_random_stop_delta(args.epsilon, **common, **{key: level})
+    elif args.noise == "gaussian":
+        delta = hockey_stick.pnsgd_gaussian_delta(args.epsilon, **common, record=record, sigma=level)
+    else:
+        delta = hockey_stick.pnsgd_laplace_delta(args.epsilon, **common, record=record, scale=level,
+                                                 dimension=args.dimension)
+    return {"delta": float(delta), "delta_rdp_baseline": None if baseline_note else baseline(args.epsilon),
+            "epsilon": args.epsilon, **payload, **({"note": baseline_note} if baseline_note else {})}
+
+
 # --------------------------------------------------------------------------- train
 def _add_train(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train a private model and print accuracy and certificate")
@@ -172,7 +246,7 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilon", type=_positive_float, default=0.1)
     p.add_argument("--delta", type=float, default=1e-8)
     p.add_argument("--model", default="logistic", choices=list(MODELS))
-    p.add_argument("--method", default="noisy_gd", choices=["noisy_gd", "rsgd_ar", "nsgd", "outpert_gd"])
+    p.add_argument("--method", default="noisy_gd", choices=list(MECHANISMS))
     p.add_argument("--seed", type=int, default=None, help="seed for a reproducible experiment (not for releases)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_run_train)
@@ -212,12 +286,21 @@ def _run_train(args: argparse.Namespace) -> dict:
 # --------------------------------------------------------------------------- reproduce, bench
 def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reproduce", help="reproduce a paper's figures as PNG + CSV")
-    p.add_argument("figure", choices=["langevin"], help="langevin: Chourasia et al. Figures 1 and 2")
+    p.add_argument("figure", choices=["langevin", "contraction"],
+                   help="langevin: Chourasia et al. Figures 1 and 2; contraction: Asoodeh et al. Figures 2 and 3")
     p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--n", type=int, help="contraction only: dataset size (default 100; records 1, n/2, n-1 plotted)")
     p.set_defaults(handler=_run_reproduce)
 
 
 def _run_reproduce(args: argparse.Namespace) -> dict:
+    if args.figure == "contraction":
+        from .experiments.contraction_figures import reproduce_contraction
+
+        paths, finding = reproduce_contraction(args.out, **({} if args.n is None else {"n": args.n}))
+        return {**{name: str(path) for name, path in paths.items()}, "finding": finding}
+    if args.n is not None:
+        raise ValueError("--n applies to the contraction figures only.")
     from .experiments.langevin_figures import reproduce_langevin
 
     return {name: str(path) for name, path in reproduce_langevin(args.out).items()}
