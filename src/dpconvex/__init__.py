@@ -5,7 +5,8 @@ model, with a certificate from the tightest theorem whose assumptions the run sa
 """
 
 from .certificate import PrivacyCertificate
-from .estimators import PrivateHuberSVC, PrivateLogisticRegression, PrivateRidge
+from .estimators import (PrivateHuberSVC, PrivateLADRegressor, PrivateLinearSVC, PrivateLogisticRegression,
+                         PrivateRidge)
 from .exceptions import DataDependentPreprocessingWarning, PrivacyLeakWarning
 
 __version__ = "0.1.0"
@@ -15,6 +16,8 @@ __all__ = [
     "PrivateHuberSVC",
     "PrivateLogisticRegression",
     "PrivateRidge",
+    "PrivateLinearSVC",
+    "PrivateLADRegressor",
     "PrivacyLeakWarning",
     "DataDependentPreprocessingWarning",
     "__version__",

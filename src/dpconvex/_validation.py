@@ -104,14 +104,19 @@ def make_rng(random_state: None | int | np.random.Generator | np.random.RandomSt
 
 def prepare_training_inputs(
     X: NDArray, y: NDArray, *, loss, l2_regularization: float, epsilon: float | None, sigma: float | None,
-    delta: float, data_norm: float, label_bound: float | None, strict: bool,
+    delta: float, data_norm: float, label_bound: float | None, strict: bool, require_smooth: bool = True,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], list[str]]:
     """The checks every mechanism starts with; returns X, y (clipped where needed) and certificate notes.
 
     Exactly one of ``epsilon`` (a target) and ``sigma`` (a noise level) must be given; classification
     losses need labels in {−1, +1}; rows above ``data_norm`` and regression targets above
     ``label_bound`` are clipped with a :class:`PrivacyLeakWarning` (``strict``: ``ValueError``).
+    ``require_smooth`` (every mechanism but ``sco_noisy_sgd``) refuses a loss without a finite
+    smoothness constant, which the mechanism's step-size rule and certificate need.
     """
+    if require_smooth and not loss.smooth:
+        raise ValueError(f"the {loss.name} loss is not smooth, and this method needs a smooth loss "
+                         "(finite smoothness); use method='sco_noisy_sgd' (Arora, Marinov, Ullah).")
     X, y = check_training_data(X, y)
     check_privacy_budget(1.0 if epsilon is None else epsilon, delta)
     if (epsilon is None) == (sigma is None):

@@ -1,4 +1,4 @@
-"""Constraint sets for projected training: the whole space and an L2 ball."""
+"""Constraint sets for projected training: the whole space, an L2 ball and an ℓ_p ball."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Constraint", "Unconstrained", "L2Ball"]
+__all__ = ["Constraint", "Unconstrained", "L2Ball", "LpBall"]
 
 
 @dataclass(frozen=True)
@@ -74,4 +74,48 @@ class L2Ball:
         return f"L2 ball of radius {self.radius:g}"
 
 
-Constraint = Unconstrained | L2Ball
+@dataclass(frozen=True)
+class LpBall:
+    """C = {w : ‖w‖_p ≤ radius}, 1 < p ≤ 2, for mirror descent in ℓ_p geometry.
+
+    Its Euclidean radius is at most ``radius · d^{1/2 − 1/p}``; only the ℓ_p geometry is used by
+    the p-norm potential (:mod:`dpconvex.mirror_maps`), whose Bregman projection onto C rescales.
+
+    Parameters
+    ----------
+    radius : float
+        Finite, > 0.
+    p : float
+        The norm, in (1, 2].
+    """
+
+    radius: float
+    p: float
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.radius) and self.radius > 0):
+            raise ValueError(f"radius must be finite and > 0; got {self.radius!r}.")
+        if not (1.0 < self.p <= 2.0):
+            raise ValueError(f"p must lie in (1, 2]; got {self.p!r}.")
+
+    @property
+    def diameter(self) -> float:
+        """``2 · radius``, in the ℓ_p norm."""
+        return 2.0 * self.radius
+
+    @property
+    def is_constrained(self) -> bool:
+        """True: iterates are projected onto the ball."""
+        return True
+
+    def project(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Rescale ``w`` onto the ball if ‖w‖_p > radius (the Bregman projection of ½‖·‖_p²)."""
+        norm = float(np.linalg.norm(w, ord=self.p))
+        return w if norm <= self.radius else w * (self.radius / norm)
+
+    def describe(self) -> str:
+        """Human-readable name, used in certificates."""
+        return f"l{self.p:g} ball of radius {self.radius:g}"
+
+
+Constraint = Unconstrained | L2Ball | LpBall

@@ -19,10 +19,10 @@ from ._validation import enforce_norm_bound
 from ._params import Instance, Interval, Options, validate_params
 from .constraints import L2Ball, Unconstrained
 from .exceptions import PrivacyLeakWarning
-from .losses import HuberizedHingeLoss, Loss, LogisticLoss, SquaredLoss
+from .losses import AbsoluteErrorLoss, HingeLoss, HuberizedHingeLoss, Loss, LogisticLoss, SquaredLoss
 from .mechanisms import MECHANISMS
 
-__all__ = ["PrivateLogisticRegression", "PrivateHuberSVC", "PrivateRidge"]
+__all__ = ["PrivateLogisticRegression", "PrivateHuberSVC", "PrivateRidge", "PrivateLinearSVC", "PrivateLADRegressor"]
 
 
 #: Warning and certificate note for ``data_norm="from_data"``.
@@ -55,11 +55,12 @@ METHOD_OPTIONS = {
     "rsgd_ar": ("step_size", "batch_size", "epochs"),
     "outpert_gd": ("step_size", "epochs"),
     "pnsgd": ("step_size",),
+    "sco_noisy_sgd": ("step_size",),
 }
 
 #: Methods whose certificate needs a bounded domain: an unconstrained model gets the mechanism's
 #: own data-independent ball (``constraint="auto"``, radius √(2ℓ(0)/λ), which holds the minimiser).
-BOUNDED_DOMAIN_METHODS = frozenset({"pnsgd"})
+BOUNDED_DOMAIN_METHODS = frozenset({"pnsgd", "sco_noisy_sgd"})
 
 
 class _PrivateLinearModel(BaseEstimator):
@@ -97,9 +98,10 @@ class _PrivateLinearModel(BaseEstimator):
         else:
             design, norm_bound = X, float(data_norm)
         l2 = self.l2_regularization
-        options = {name: getattr(self, name) for name in METHOD_OPTIONS[self.method]}
+        # Estimators without an option (e.g. PrivateLinearSVC has no ``iterations``) use its default.
+        options = {name: getattr(self, name, "auto") for name in METHOD_OPTIONS[self.method]}
         for name in {"step_size", "iterations", "batch_size", "epochs"} - set(options):
-            if getattr(self, name) != "auto":
+            if getattr(self, name, "auto") != "auto":
                 users = [m for m, names in METHOD_OPTIONS.items() if name in names]
                 raise ValueError(f"The '{name}' parameter applies to method in {users}, not {self.method!r}; "
                                  f"leave it 'auto'.")
@@ -324,6 +326,106 @@ class PrivateRidge(RegressorMixin, _PrivateLinearModel):
     def _constraint(self, l2: float):
         radius = self.label_bound / np.sqrt(l2) if self.radius == "auto" else self.radius
         return L2Ball(radius)
+
+    def fit(self, X, y):
+        """Fit on X (n, d) and real targets y; returns self."""
+        X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True)
+        self._fit_private(np.asarray(X, dtype=float), np.asarray(y, dtype=float))
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted targets wᵀx + b."""
+        return self._decision(X)
+
+
+# ----------------------------------------------------------------------------- non-smooth losses
+_NONSMOOTH_CONSTRAINTS = {
+    **{name: rules for name, rules in _COMMON_CONSTRAINTS.items() if name not in ("iterations", "batch_size", "epochs")},
+    "l2_regularization": [Interval(0.0, np.inf, "left")],
+    "radius": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
+}
+
+
+class _NonSmoothModel:
+    """Shared parts of the non-smooth-loss estimators: a declared ball W of radius ``radius``."""
+
+    def _constraint(self, l2: float):
+        if self.radius == "auto":
+            if not l2 > 0:
+                raise ValueError("radius='auto' needs l2_regularization > 0 (radius sqrt(2 loss(0)/l2)); "
+                                 "give radius as a number.")
+            return Unconstrained()  # the mechanism then uses its own ball (BOUNDED_DOMAIN_METHODS)
+        return L2Ball(self.radius)
+
+
+class PrivateLinearSVC(_NonSmoothModel, _PrivateBinaryClassifier):
+    """Differentially private linear SVM (hinge loss) by noisy SGD with the fresh-sample rule.
+
+    Algorithm 1 of Arora, Marinov, Ullah (:func:`dpconvex.mechanisms.sco_noisy_sgd`): one noisy
+    (sub)gradient per fresh record, noise-only steps for seen ones, average of the fresh-step
+    iterates, certified by the better of the paper's advanced composition and dp-accounting's
+    subsampled-Gaussian RDP.
+
+    Parameters
+    ----------
+    epsilon, delta, data_norm, fit_intercept, strict, random_state
+        As in :class:`PrivateLogisticRegression`.
+    radius : float or "auto", default=1.0
+        Radius of the L2 ball W the iterates stay in (the paper's D = 2·radius).  With
+        ``data_norm=1`` the margins y·wᵀx of W lie in [−1, 1], the scale of the hinge's kink.
+        ``"auto"`` (needs λ > 0) is √(2ℓ(0)/λ), which holds the regularised minimiser.
+    l2_regularization : float, default=0.0
+        λ ≥ 0 (Algorithm 1 has none; λ > 0 adds (λ/2)‖w‖² to every loss).
+    method : {"sco_noisy_sgd"}, default="sco_noisy_sgd"
+        The hinge loss is not smooth; the other mechanisms refuse it.
+    step_size : float or "auto", default="auto"
+        η; ``"auto"`` is Arora et al. Thm 6's D/(√n(L + σ√d)).
+    """
+
+    _parameter_constraints = _NONSMOOTH_CONSTRAINTS
+
+    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, radius=1.0, l2_regularization=0.0,
+                 method="sco_noisy_sgd", step_size="auto", fit_intercept=False, strict=False, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.radius = radius
+        self.l2_regularization = l2_regularization
+        self.method = method
+        self.step_size = step_size
+        self.fit_intercept = fit_intercept
+        self.strict = strict
+        self.random_state = random_state
+
+    def _loss(self) -> Loss:
+        return HingeLoss()
+
+
+class PrivateLADRegressor(_NonSmoothModel, RegressorMixin, _PrivateLinearModel):
+    """Differentially private least-absolute-deviations regression (loss |wᵀx − y|).
+
+    Trained like :class:`PrivateLinearSVC` (Arora, Marinov, Ullah, Algorithm 1).  The subgradient
+    sign(wᵀx − y)·x is bounded by ``data_norm`` whatever the target, so targets are never clipped
+    and no label bound is needed.  Parameters as in :class:`PrivateLinearSVC`.
+    """
+
+    _parameter_constraints = _NONSMOOTH_CONSTRAINTS
+
+    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, radius=1.0, l2_regularization=0.0,
+                 method="sco_noisy_sgd", step_size="auto", fit_intercept=False, strict=False, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.radius = radius
+        self.l2_regularization = l2_regularization
+        self.method = method
+        self.step_size = step_size
+        self.fit_intercept = fit_intercept
+        self.strict = strict
+        self.random_state = random_state
+
+    def _loss(self) -> Loss:
+        return AbsoluteErrorLoss()
 
     def fit(self, X, y):
         """Fit on X (n, d) and real targets y; returns self."""

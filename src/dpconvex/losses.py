@@ -31,6 +31,8 @@ __all__ = [
     "HuberizedHingeLoss",
     "SquaredLoss",
     "QuadraticDistanceLoss",
+    "HingeLoss",
+    "AbsoluteErrorLoss",
     "LOSSES",
 ]
 
@@ -58,6 +60,8 @@ class Loss(ABC):
     name: str = ""
     #: Whether labels must be in {−1, +1}.
     classification: bool = True
+    #: Whether the loss has a finite smoothness constant (the non-smooth ones need method="sco_noisy_sgd").
+    smooth: bool = True
 
     @abstractmethod
     def values(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
@@ -240,10 +244,62 @@ class QuadraticDistanceLoss(Loss):
         )
 
 
+class HingeLoss(_MarginLoss):
+    """Hinge loss φ(z) = max(0, 1 − z) of the linear SVM: convex, non-smooth, L = X.
+
+    The subgradient used is φ'(z) = −1 for z < 1 and 0 for z ≥ 1 (a valid subgradient at the kink),
+    so ‖∂ℓ‖ ≤ X everywhere and two records' subgradients differ by at most 2X.
+    """
+
+    name = "hinge"
+    smooth = False
+    curvature = np.inf
+
+    def phi(self, z):
+        return np.maximum(0.0, 1.0 - z)
+
+    def dphi(self, z):
+        return np.where(z < 1.0, -1.0, 0.0)
+
+
+class AbsoluteErrorLoss(Loss):
+    """Absolute error ℓ(w; x, y) = |wᵀx − y| (least absolute deviations): convex, non-smooth, L = X.
+
+    Subgradient sign(wᵀx − y)·x (0 at the kink), bounded by X whatever y is, so the privacy
+    constants need no label bound; ``loss_at_zero`` (|y|) does.
+    """
+
+    name = "absolute"
+    classification = False
+    smooth = False
+
+    def values(self, w, X, y):
+        return np.abs(X @ w - y)
+
+    def loss_at_zero(self, data_norm, label_bound=None) -> float:
+        if label_bound is None:
+            raise ValueError("the absolute-error loss needs a finite label_bound to bound its value at 0.")
+        return float(label_bound)
+
+    def gradient_weights(self, w, X, y):
+        return np.sign(X @ w - y)
+
+    def constants(self, data_norm, l2_regularization, constraint, label_bound=None) -> LossConstants:
+        return LossConstants(
+            lipschitz=data_norm,
+            gradient_sensitivity=2.0 * data_norm,
+            smoothness=np.inf,
+            strong_convexity=l2_regularization,
+            lipschitz_regularized=_regularized_lipschitz(data_norm, l2_regularization, constraint),
+        )
+
+
 #: Registry of losses by name (factories, so parameters such as h can be passed).
 LOSSES = {
     "logistic": LogisticLoss,
     "huber": HuberizedHingeLoss,
     "squared": SquaredLoss,
     "quadratic": QuadraticDistanceLoss,
+    "hinge": HingeLoss,
+    "absolute": AbsoluteErrorLoss,
 }

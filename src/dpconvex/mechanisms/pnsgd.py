@@ -156,8 +156,6 @@ def pnsgd(
                              "otherwise pass constraint=L2Ball(radius).")
         constraint = L2Ball(comparator_norm_bound(loss.loss_at_zero(data_norm, label_bound), l2_regularization, np.inf))
     constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
-    if not np.isfinite(constants.smoothness):
-        raise ValueError(f"pnsgd needs a smooth loss (finite smoothness); the {loss.name} loss is not smooth.")
     lipschitz = constants.gradient_sensitivity / 2.0  # the paper's 2L is our S_g (derivation in module doc)
     keyword, fixed_theorem = NOISES[noise]
     common = dict(n=n, lipschitz=lipschitz, smoothness=constants.smoothness,
