@@ -19,7 +19,8 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import check_regressors_train, parametrize_with_checks
 
-from dpconvex.estimators import PrivateHuberSVC, PrivateLogisticRegression, PrivateRidge
+from dpconvex.estimators import (PrivateHuberSVC, PrivateLADRegressor, PrivateLinearSVC, PrivateLogisticRegression,
+                                 PrivateRidge)
 from dpconvex.exceptions import PrivacyLeakWarning
 
 # Any PrivacyLeakWarning a test does not expect is a failure (tests that expect one use pytest.warns;
@@ -375,6 +376,26 @@ def test_pnsgd_passes_the_train_check_with_more_budget():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         check_classifiers_train("pnsgd", PrivateLogisticRegression(method="pnsgd", epsilon=10.0, random_state=0))
+
+
+# ============================================================================= non-smooth losses
+LAD_TRAIN_REASON = (
+    "a property of Algorithm 1, not a defect: it takes one step per fresh record and stops after half of "
+    "the check's 200 rows, at the step size of Arora et al. Thm 6, whose guarantee 5LD/sqrt(n) is of "
+    "the order of the targets' spread here; measured R^2 of 0.25, 0.13, -0.37 over seeds 0-2 with the "
+    "defaults (rows clipped to data_norm=1) and -0.32 to -1.95 with data_norm=6, radius=5, epsilon=1e4 "
+    "(R^2 > 0.5 needed). On 4,000 rows it reaches R^2 = 0.86 (tests/test_mechanism_sco_sgd.py)"
+)
+_NONSMOOTH_EXPECTED: dict = {"PrivateLADRegressor": {"check_regressors_train": LAD_TRAIN_REASON}}
+@parametrize_with_checks(
+    [PrivateLinearSVC(random_state=0), PrivateLADRegressor(random_state=0)],
+    expected_failed_checks=lambda estimator: _NONSMOOTH_EXPECTED.get(type(estimator).__name__, {}),
+    xfail_strict=True,
+)
+def test_sklearn_estimator_checks_nonsmooth(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the checks' rows exceed data_norm=1
+        check(estimator)
 
 
 # ============================================================================= output perturbation

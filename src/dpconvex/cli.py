@@ -21,7 +21,7 @@ from .mechanisms import MECHANISMS
 
 __all__ = ["main"]
 
-MODELS = {"logistic": "PrivateLogisticRegression", "huber": "PrivateHuberSVC"}
+MODELS = {"logistic": "PrivateLogisticRegression", "huber": "PrivateHuberSVC", "hinge": "PrivateLinearSVC"}
 
 
 def _positive_float(text: str) -> float:
@@ -74,6 +74,7 @@ def _add_account(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_run_account_langevin)
     _add_account_output_perturbation(families)
     _add_account_pnsgd(families)
+    _add_account_sco(families)
 
 
 def _run_account_langevin(args: argparse.Namespace) -> dict:
@@ -234,6 +235,27 @@ def _run_account_pnsgd(args: argparse.Namespace) -> dict:
             "epsilon": args.epsilon, **payload, **({"note": baseline_note} if baseline_note else {})}
 
 
+def _add_account_sco(families: argparse._SubParsersAction) -> None:
+    p = families.add_parser("sco", help="noisy SGD with the fresh-sample rule (Arora, Marinov, Ullah, Alg. 1)")
+    p.add_argument("--n", type=_positive_int, required=True, help="dataset size")
+    p.add_argument("--lipschitz", type=_positive_float, required=True, help="L; replace-one sensitivity is 2L")
+    p.add_argument("--steps", type=_positive_int, help="tau_max, the steps composed (default 2n, the trainer's cap)")
+    p.add_argument("--sigma", type=_positive_float, required=True, help="noise: xi ~ N(0, sigma^2 I) on the gradient")
+    p.add_argument("--delta", type=float, required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_run_account_sco)
+
+
+def _run_account_sco(args: argparse.Namespace) -> dict:
+    from .accounting import private_sco
+
+    steps = 2 * args.n if args.steps is None else args.steps
+    result = private_sco.account_sco(private_sco.SCOEvent(args.n, 2.0 * args.lipschitz, args.sigma, steps), args.delta)
+    return {"epsilon": result.epsilon, "delta": result.delta, "bound": result.bound,
+            "epsilon_paper": result.candidates["paper"], "epsilon_dp_accounting": result.candidates["dp-accounting"],
+            "steps": steps, "sensitivity": 2.0 * args.lipschitz, "theorem": result.theorem}
+
+
 # --------------------------------------------------------------------------- train
 def _add_train(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train a private model and print accuracy and certificate")
@@ -246,7 +268,8 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilon", type=_positive_float, default=0.1)
     p.add_argument("--delta", type=float, default=1e-8)
     p.add_argument("--model", default="logistic", choices=list(MODELS))
-    p.add_argument("--method", default="noisy_gd", choices=list(MECHANISMS))
+    p.add_argument("--method", choices=list(MECHANISMS),
+                   help="trainer (default: the model's own, noisy_gd; sco_noisy_sgd for --model hinge)")
     p.add_argument("--seed", type=int, default=None, help="seed for a reproducible experiment (not for releases)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_run_train)
@@ -261,7 +284,8 @@ def _run_train(args: argparse.Namespace) -> dict:
         test_size=args.test_size, seed=args.seed,
     )
     model = getattr(estimators, MODELS[args.model])(
-        epsilon=args.epsilon, delta=args.delta, method=args.method, random_state=args.seed
+        epsilon=args.epsilon, delta=args.delta, random_state=args.seed,
+        **({} if args.method is None else {"method": args.method}),
     )
     model.fit(X_train, y_train)
     certificate = model.privacy_report_.with_notes(*notes) if notes else model.privacy_report_
@@ -286,7 +310,7 @@ def _run_train(args: argparse.Namespace) -> dict:
 # --------------------------------------------------------------------------- reproduce, bench
 def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reproduce", help="reproduce a paper's figures as PNG + CSV")
-    p.add_argument("figure", choices=["langevin", "contraction"],
+    p.add_argument("figure", choices=["langevin", "contraction", "sco"],
                    help="langevin: Chourasia et al. Figures 1 and 2; contraction: Asoodeh et al. Figures 2 and 3")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--n", type=int, help="contraction only: dataset size (default 100; records 1, n/2, n-1 plotted)")
@@ -294,6 +318,13 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_reproduce(args: argparse.Namespace) -> dict:
+    if args.figure == "sco":
+        from .experiments.sco_risk import reproduce_sco
+
+        if args.n is not None:
+            raise ValueError("--n applies to the contraction figures only.")
+        paths, finding = reproduce_sco(args.out)
+        return {**{name: str(path) for name, path in paths.items()}, "finding": finding}
     if args.figure == "contraction":
         from .experiments.contraction_figures import reproduce_contraction
 
