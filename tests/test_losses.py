@@ -197,7 +197,7 @@ def test_logistic_values_are_stable_and_exact() -> None:
 
 
 def test_loss_registry() -> None:
-    assert set(LOSSES) == {"logistic", "huber", "squared", "quadratic"}
+    assert set(LOSSES) == {"logistic", "huber", "squared", "quadratic", "hinge", "absolute"}
     for name, factory in LOSSES.items():
         assert factory().name == name
     assert LogisticLoss.classification and HuberizedHingeLoss.classification

@@ -64,7 +64,7 @@ def test_released_iterate_on_quadratic_loss_is_the_last_record_minus_noise():
 
 def test_random_stop_is_uniform_and_secret():
     """With σ tiny, x_T = d_T reveals T (d_t = t): T ~ Unif{1..n} (χ² test, false-failure rate 1e-4)."""
-    n, runs = 6, 3000
+    n, runs = 6, 1200
     X = np.arange(1, n + 1, dtype=float)[:, None] / n
     stops = []
     for seed in range(runs):

@@ -35,6 +35,7 @@ coincide and, for inputs in K, ψ moves them at most ρD apart (Lemma 4), so η_
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -398,6 +399,7 @@ def rdp_baseline_delta(
         return np.where(eps >= a_t, np.exp(-((eps - a_t) ** 2) / (4.0 * a_t)), 1.0)
 
 
+@lru_cache(maxsize=1024)
 def account_pnsgd(
     delta: float, *, n: int, lipschitz: float, smoothness: float, strong_convexity: float,
     step_size: float, diameter: float, sigma: float | None = None, scale: float | None = None,
@@ -405,7 +407,7 @@ def account_pnsgd(
 ) -> PrivacyAccount:
     """ε at ``delta`` for PNSGD via Thm 1 (bisection on the E_γ curve), as a :class:`PrivacyAccount`.
 
-    ``record=None`` means the worst record (t = n, or t = 1 with random stopping).
+    ``record=None`` means the worst record (t = n, or t = 1 with random stopping).  Cached (pure).
     """
     validate_delta(delta)
     common = dict(n=n, lipschitz=lipschitz, smoothness=smoothness, strong_convexity=strong_convexity,

@@ -22,6 +22,7 @@ random stopping protects all of them; the certificate's ``record_profile`` shows
 from __future__ import annotations
 
 import numbers
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -67,6 +68,13 @@ def default_step_size(
     else:
         risk = radius**2 / (2.0 * etas * n) + etas * g2 / 2.0
     return float(etas[np.argmin(risk)])
+
+
+@lru_cache(maxsize=256)
+def _one_step_epsilon(noise: str, sensitivity: float, level: float, delta: float) -> float:
+    """ε at δ of one Gaussian (Laplace) step: the composition baseline, where every iterate is published."""
+    one_step = accountant.gaussian_mechanism_delta if noise == "gaussian" else accountant.laplace_mechanism_delta
+    return accountant.epsilon_for_delta(lambda e: float(one_step(e, sensitivity, level)), delta)
 
 
 def _check_options(noise: str, dimension: int, constraint: Constraint | str, random_stop: bool) -> None:
@@ -188,10 +196,7 @@ def pnsgd(
                                        **{keyword: level})
     profile, _ = accountant.pnsgd_profile(privacy.epsilon, **common, step_size=step_size, random_stop=random_stop,
                                           **{keyword: level})
-    one_step = (accountant.gaussian_mechanism_delta if noise == "gaussian" else accountant.laplace_mechanism_delta)
-    composition = accountant.epsilon_for_delta(
-        lambda e: float(one_step(e, constants.gradient_sensitivity, level)), delta
-    )
+    composition = _one_step_epsilon(noise, constants.gradient_sensitivity, level, delta)
 
     rng = make_rng(random_state)
     steps = int(rng.integers(1, n + 1)) if random_stop else n
