@@ -344,7 +344,7 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilons", type=_positive_float, nargs="+", default=[0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0])
     p.add_argument("--out", default="docs", help="directory for BENCHMARKS.md and the PNG")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--methods", nargs="+", choices=["noisy_gd", "rsgd_ar", "nsgd", "outpert_gd"],
+    p.add_argument("--methods", nargs="+", choices=list(MECHANISMS),
                    help="compare these trainers (accuracy, objective, time vs n) in BENCHMARKS_METHODS.md")
     p.set_defaults(handler=_run_bench)
 
