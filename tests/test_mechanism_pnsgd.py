@@ -164,7 +164,7 @@ def test_estimators_accept_method_pnsgd():
     report = model.privacy_report_
     assert report.mechanism == "pnsgd" and len(report.record_profile) == 20000
     assert model.score(X, y) > 0.8  # separable data, ε = 5 (measured 0.95): well above a random sign's 0.5
-    assert PrivateLogisticRegression().get_params()["step_size"] == "auto"  # fit did not change it
+    assert model.get_params()["step_size"] == "auto" and model.privacy_report_.assumptions["step_size"] > 0  # fit left it
     svc = PrivateHuberSVC(method="pnsgd", epsilon=5.0, l2_regularization=0.01, step_size=0.01, random_state=0).fit(X, y)
     assert svc.privacy_report_.assumptions["step_size"] == 0.01
     ridge = PrivateRidge(method="pnsgd", epsilon=5.0, random_state=0).fit(X, X @ [0.3, 0.2, 0.1])
