@@ -352,3 +352,9 @@ def test_calibration_bad_input(bad, name):
     args = {"epsilon": 1.0, "delta": 1e-6, **KW, **bad}
     with pytest.raises(ValueError, match=name):
         hs.calibrate_pnsgd_noise(args.pop("epsilon"), args.pop("delta"), **args)
+
+
+@pytest.mark.parametrize("epsilon", [np.inf, np.nan, -0.1])
+def test_non_finite_or_negative_epsilon_is_refused(epsilon):
+    with pytest.raises(ValueError, match="epsilon must be finite and >= 0"):
+        hs.pnsgd_gaussian_delta(epsilon, **KW, record=8, sigma=2.0)

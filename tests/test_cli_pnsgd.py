@@ -113,6 +113,7 @@ def test_delta_mode_prints_epsilon_of_account_pnsgd(capsys, random_stop):
         ({"noise": "laplace", "dimension": 2, "random_stop": True, "epsilon": 1.0}, "dimension"),
         ({"random_stop": True, "record": 3, "epsilon": 1.0}, "record"),
         ({"epsilon": -0.5}, "epsilon"),
+        ({"epsilon": "inf"}, "epsilon"),
         ({"delta": 1.5}, "delta"),
         ({"step_size": 0.0, "epsilon": 1.0}, "step_size"),
         ({"strong_convexity": 2.0, "epsilon": 1.0}, "smoothness"),

@@ -83,8 +83,8 @@ def _nonneg(name: str, value: ArrayLike) -> NDArray[np.float64]:
 
 def _epsilon(epsilon: ArrayLike) -> NDArray[np.float64]:
     eps = np.asarray(epsilon, dtype=float)
-    if np.any(np.isnan(eps)) or np.any(eps < 0.0):
-        raise ValueError(f"epsilon must be >= 0; got {epsilon!r}.")
+    if np.any(~np.isfinite(eps)) or np.any(eps < 0.0):
+        raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}.")
     return eps
 
 

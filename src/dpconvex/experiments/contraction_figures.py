@@ -7,7 +7,9 @@ per-record bound δ_t(ε) of projected noisy SGD with Gaussian noise (Thm 4,
 Prop. 1 (Feldman et al. 2018 Thm 23 for λ = 0, the shifted-Rényi form for λ > 0, converted by
 Mironov's Prop. 3; :func:`~dpconvex.accounting.hockey_stick.rdp_baseline_delta`) for the first,
 middle and second-to-last record, t ∈ {1, ⌊n/2⌋, n − 1}.  Figure 2 is the merely convex case
-(λ = 0), Figure 3 the strongly convex one (λ > 0).
+(λ = 0), Figure 3 the strongly convex one (λ > 0).  The paper's Figure 3 shows three records
+"of the second half of the dataset" whose positions the stored text lost; we plot the same
+records as in Figure 2, so that the two figures differ only in λ.
 
 Setting (our choice).  The stored paper text lost every number of the figure captions (n, σ, L,
 η, D and λ are blank in ``/work/shared/papers/asoodeh-diaz-calmon-2020-contraction-coefficients.txt``),
