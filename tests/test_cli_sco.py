@@ -27,7 +27,8 @@ def test_account_sco_prints_both_certificates(capsys):
     event = private_sco.SCOEvent(2000, 1.0, 3.0, 4000)
     assert payload["epsilon_paper"] == pytest.approx(private_sco.paper_epsilon(event, 1e-6))
     assert payload["epsilon_dp_accounting"] == pytest.approx(private_sco.dp_accounting_epsilon(event, 1e-6))
-    assert payload["epsilon"] == min(payload["epsilon_paper"], payload["epsilon_dp_accounting"])
+    assert payload["epsilon"] == pytest.approx(private_sco.single_use_epsilon(event, 1e-6))  # the certificate
+    assert payload["bound"] == "single-use" and "reported only" in payload["note"]
     assert payload["steps"] == 4000 and payload["sensitivity"] == 1.0
 
 

@@ -363,8 +363,8 @@ class PrivateLinearSVC(_NonSmoothModel, _PrivateBinaryClassifier):
 
     Algorithm 1 of Arora, Marinov, Ullah (:func:`dpconvex.mechanisms.sco_noisy_sgd`): one noisy
     (sub)gradient per fresh record, noise-only steps for seen ones, average of the fresh-step
-    iterates, certified by the better of the paper's advanced composition and dp-accounting's
-    subsampled-Gaussian RDP.
+    iterates, certified by the single-use bound (each record enters at most one Gaussian step;
+    :mod:`dpconvex.accounting.private_sco`).
 
     Parameters
     ----------

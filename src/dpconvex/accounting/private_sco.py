@@ -26,6 +26,27 @@ room: the exact δ is at most 0.11·δ on ε̃ ∈ (0, 1.256]).  Sampling one of
 (2ε̃√(2τ log(1/δ'))/n + 4τε̃²/n², τδ_step/n + δ').  Given a total δ we split it between τδ_step/n
 and δ' by a grid search (every split is valid; we report the best).
 
+Derivation note (single use — the certified bound).  Fix the whole index sequence I = (y_1, y_2, …):
+it is drawn independently of the data, and τ and the fresh/seen status of every step are functions
+of I.  Let D, D' differ in record j.  Given I, the two runs use the same kernels at every step except
+the single step T_j at which j is sampled fresh (if any): there the noisy (sub)gradient has means at
+most ‖∇f(w; z_j) − ∇f(w; z'_j)‖ ≤ S = 2L apart (λw cancels) and covariance σ²I; everything after it
+(∇Φ*, the projection, later steps, averaging) is post-processing.  So E_γ(P_I‖Q_I) ≤ δ_G(ε; S/σ), and
+it is 0 when j is never used.  E_γ is jointly convex, so over the mixture on I
+δ(ε) ≤ P(j used)·δ_G(ε; S/σ) with P(j used) = E[#fresh]/n ≤ ⌈n/2⌉/n (exchangeability).  δ_G is the
+exact Gaussian curve (Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 2.13).  This covers the whole
+trajectory for any number of steps, step size, potential or λ.
+
+Why the composition candidates are reported, not certified.  Lemma 2 + Thm 5 (and the tighter
+dp-accounting composition of per-step subsampled Gaussians) treat each step as a subsampled
+Gaussian given the released past.  But the set of seen records is hidden state: given the past
+outputs its posterior differs between D and D', and the paper's proof of Thm 5 conditions on the
+past indices while using the amplification from them.  Mechanisms that use each record once at a
+hidden random time are known to be able to leak more than per-step Poisson-style accounting says
+(Chua et al. 2024, arXiv:2403.17673, for shuffled batches).  Moreover with λ > 0 the base
+mechanism's replace-one sensitivity (a fresh step vs a noise-only step) is L + λR, not 2L.  Until
+a proof covers this mechanism, those numbers are reported for comparison only.
+
 Derivation note (truncation).  τ depends only on the sampled indices, never on the data.
 Stopping at τ_max = 2n therefore costs no privacy, and Theorem 6's extra 2e^{−n/16} (the
 probability that τ > 2n) is not needed for the truncated algorithm.  :func:`theorem6_guarantee`
@@ -42,6 +63,7 @@ import dp_accounting
 import numpy as np
 from dp_accounting.rdp import RdpAccountant
 
+from .gdp import gdp_delta, gdp_epsilon, gdp_mu
 from .noisy_gd import PrivacyAccount
 from .rdp import validate_delta
 
@@ -54,6 +76,10 @@ __all__ = [
     "theorem6_guarantee",
     "paper_epsilon",
     "dp_accounting_epsilon",
+    "exposure_probability",
+    "single_use_delta",
+    "single_use_epsilon",
+    "uncertified_epsilons",
     "account_sco",
     "calibrate_sco_sigma",
 ]
@@ -69,9 +95,9 @@ SCO_HIGH_ORDERS = (80, 96, 128, 160, 192, 256, 320, 384, 512, 640, 768, 1024)
 
 ASSUMPTIONS = (
     "replace-one neighbours",
-    "f(·; z) convex and L-Lipschitz on a bounded set W (gradient sensitivity 2L)",
-    "each step samples one index uniformly from [n]; fresh index: noisy gradient step, seen index: noise-only step",
-    "run truncated at tau_max = 2n steps",
+    "f(·; z) convex and L-Lipschitz on W (two records' subgradients differ by at most 2L)",
+    "indices sampled uniformly and independently of the data; a record's gradient is used only at its first draw",
+    "stop at ceil(n/2) distinct records (or tau_max = 2n steps)",
     "the trajectory may be released (the output average is post-processing)",
 )
 
@@ -162,45 +188,61 @@ def _rdp_epsilon(step, count: int, delta: float, orders) -> tuple[float, float]:
     return float(epsilon), float(order)
 
 
+def exposure_probability(n: int) -> float:
+    """⌈n/2⌉/n: an upper bound on the probability that a given record is ever used (module note)."""
+    if not (float(n).is_integer() and n >= 2):
+        raise ValueError(f"n must be an integer >= 2; got {n!r}.")
+    return math.ceil(n / 2) / n
+
+
+def single_use_delta(event: SCOEvent, epsilon: float) -> float:
+    """δ(ε) ≤ (⌈n/2⌉/n)·δ_G(ε; S/σ) for the whole trajectory of Algorithm 1 (module note, single use)."""
+    epsilon = float(epsilon)
+    if not (math.isfinite(epsilon) and epsilon >= 0):
+        raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}.")
+    return exposure_probability(event.n) * float(gdp_delta(epsilon, event.sensitivity / event.sigma))
+
+
+def single_use_epsilon(event: SCOEvent, delta: float) -> float:
+    """Smallest ε with :func:`single_use_delta` ≤ ``delta`` (0 when δ ≥ ⌈n/2⌉/n: non-use alone suffices)."""
+    validate_delta(delta)
+    exposure = exposure_probability(event.n)
+    if delta >= exposure:
+        return 0.0
+    return float(gdp_epsilon(delta / exposure, event.sensitivity / event.sigma))
+
+
+def uncertified_epsilons(event: SCOEvent, delta: float) -> dict[str, float]:
+    """The composition numbers of the paper (Lemma 2 + Thm 5) and of dp-accounting, for comparison only.
+
+    Not certificates: see the module note ("Why the composition candidates are reported, not
+    certified").
+    """
+    return {"paper": paper_epsilon(event, delta), "dp-accounting": dp_accounting_epsilon(event, delta)}
+
+
+SINGLE_USE_THEOREM = ("single use: each record enters at most one Gaussian step of Arora, Marinov, Ullah Alg. 1 "
+                      "(lines 4-9), used with probability <= ceil(n/2)/n; exact Gaussian delta (Dong, Roth, Su 2019, "
+                      "arXiv:1905.02383, Cor. 2.13) and joint convexity of E_gamma")
+
+
 def account_sco(event: SCOEvent, delta: float) -> PrivacyAccount:
-    """Both certificates at ``delta`` and the smaller one: ``"paper"`` (Lemma 2 + Thm 5) and ``"dp-accounting"``."""
-    candidates = {"paper": paper_epsilon(event, delta), "dp-accounting": dp_accounting_epsilon(event, delta)}
-    best = min(candidates, key=candidates.get)
-    theorems = {
-        "paper": "Arora, Marinov, Ullah 2020, Lemma 2 + Theorem 5 (advanced composition), tau_max = 2n",
-        "dp-accounting": "RDP of the subsampled Gaussian without replacement (Wang, Balle, Kasiviswanathan 2019, "
-                         "arXiv:1808.00087, Thm 27) composed over tau_max = 2n steps, via dp-accounting",
-    }
+    """The certified (ε, δ) of a run: the single-use bound (module note); composition numbers are not used."""
+    epsilon = single_use_epsilon(event, delta)
     return PrivacyAccount(
-        epsilon=candidates[best], delta=float(delta), bound=best, theorem=theorems[best], assumptions=ASSUMPTIONS,
-        order=None, conversion="advanced composition" if best == "paper" else "improved RDP conversion",
-        candidates=candidates,
+        epsilon=epsilon, delta=float(delta), bound="single-use", theorem=SINGLE_USE_THEOREM,
+        assumptions=ASSUMPTIONS, order=None, conversion="exact Gaussian (GDP) curve",
+        candidates={"single-use": epsilon},
     )
 
 
-@lru_cache(maxsize=256)
-def calibrate_sco_sigma(n: int, sensitivity: float, steps: int, epsilon: float, delta: float,
-                        rtol: float = 1e-2) -> float:
-    """Smallest σ (to relative ``rtol``) whose best-of certificate meets (ε, δ); never overshoots.
-
-    Both candidates decrease in σ, so a geometric bisection works; the upper end of the final
-    bracket is returned.  Results are cached (the function is pure), since each evaluation of the
-    subsampled-Gaussian RDP takes a fraction of a second.
-    """
+def calibrate_sco_sigma(n: int, sensitivity: float, epsilon: float, delta: float) -> float:
+    """Smallest σ whose single-use certificate meets (ε, δ): σ = S/μ with μ the largest GDP parameter
+    meeting (ε, δ·n/⌈n/2⌉) (``gdp_mu`` never overshoots in floating point)."""
     validate_delta(delta)
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
-
-    def meets(sigma: float) -> bool:
-        return account_sco(SCOEvent(n, sensitivity, sigma, steps), delta).epsilon <= epsilon
-
-    hi = sensitivity
-    while not meets(hi):
-        hi *= 4.0
-    lo = hi / 4.0
-    while meets(lo):
-        lo /= 4.0
-    while hi / lo > 1.0 + rtol:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
-    return hi
+    exposure = exposure_probability(n)
+    if delta >= exposure:
+        raise ValueError(f"delta must be below ceil(n/2)/n = {exposure:.4g} for a meaningful calibration; got {delta!r}.")
+    return float(sensitivity / gdp_mu(epsilon, delta / exposure))

@@ -13,7 +13,7 @@ exactly.  F(ŵ) is computed exactly by enumerating the 2^{d−1} sign patterns (
 The reference curve is Theorem 6 in the form of Remark 1, for the final (ε̄, δ̄), with the
 replace-one sensitivity 2L in place of L in the noise term:
 5LD/√n + 2·160·LD√d·log(3/δ̄)/(ε̄ n).  Remark 1 needs ε̄/√log(3/δ̄) ≤ 8/√n, i.e. it applies only for
-small n at a fixed ε̄; the plot marks where.  Our runs use the σ calibrated by the best-of certificate
+small n at a fixed ε̄; the plot marks where.  Our runs use the σ calibrated by the single-use certificate
 (not Thm 6's larger σ), so the measured risk can sit well below the curve.
 """
 

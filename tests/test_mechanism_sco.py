@@ -1,0 +1,64 @@
+"""Privacy premises of ``sco_noisy_sgd`` that its certificates rely on (complements
+``test_mechanism_sco_sgd.py``, which checks the algorithm against Algorithm 1 and its utility).
+
+* Single use (``accounting.sco``): every record's gradient enters at most one step, and at most
+  ⌈n/2⌉ records are used — checked by instrumenting the loss on the real trainer.
+* Sensitivity with a regulariser: both certificates compare a fresh step on the differing record
+  with the steps of the other indices, which include noise-only steps (Arora et al. Lemma 2 proof,
+  "P(E) ≤ e^ε̃ R(E)"; dp-accounting's sampled-Gaussian bound, Wang, Balle, Kasiviswanathan 2019,
+  arXiv:1808.00087, Thm 27, needs the base mechanism's sensitivity between the differing record
+  and *any* other sampled index).  A fresh step moves the dual point by ∇f(w; z) + λw and a
+  noise-only step by 0, so the sensitivity the proofs need is max(2L, L + λR), R the radius of W —
+  not 2L once λR > L.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from dpconvex.accounting import private_sco
+from dpconvex.constraints import L2Ball
+from dpconvex.losses import HingeLoss, LogisticLoss
+from dpconvex.mechanisms import sco_noisy_sgd
+
+
+class _RecordingHinge(HingeLoss):
+    """The hinge loss, logging the rows whose gradients the trainer asks for."""
+
+    def __init__(self) -> None:
+        self.rows: list[int] = []
+
+    def per_example_gradients(self, w, X, y):
+        self.rows.extend(int(round(v)) for v in X[:, 0] * 1e4)
+        return super().per_example_gradients(w, X, y)
+
+
+@pytest.mark.parametrize("n", [2, 15, 200])
+def test_each_record_enters_at_most_one_step_and_at_most_half_are_used(n):
+    """The premise of the single-use bound (Alg. 1 lines 4–9), on the real trainer, 20 seeds each."""
+    X = np.column_stack([np.arange(1, n + 1) / 1e4, np.full(n, 0.5)])  # row t identified by x₁ = t/10⁴
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    for seed in range(20):
+        loss = _RecordingHinge()
+        sco_noisy_sgd(X, y, loss=loss, delta=1e-6, sigma=1.0, constraint=L2Ball(1.0), random_state=seed)
+        counts = Counter(loss.rows)
+        assert max(counts.values()) == 1
+        assert len(counts) == math.ceil(n / 2)
+
+
+def test_regularised_run_is_certified_with_the_fresh_versus_fresh_sensitivity():
+    """With λ > 0 the single-use bound compares the two records' fresh steps at the same time, where
+    λw cancels: S = 2L, whatever λR (the composition numbers would need max(2L, L + λR))."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    X /= np.linalg.norm(X, axis=1)[:, None]
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    result = sco_noisy_sgd(X, y, loss=LogisticLoss(), l2_regularization=1.0, delta=1e-6, sigma=2.0,
+                           constraint=L2Ball(2.0), random_state=0)
+    reference = private_sco.single_use_epsilon(private_sco.SCOEvent(400, 2.0, 2.0, 800), 1e-6)
+    assert result.certificate.bound == "single-use"
+    assert result.certificate.epsilon == pytest.approx(reference, rel=1e-12)
