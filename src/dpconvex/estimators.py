@@ -347,7 +347,20 @@ _NONSMOOTH_CONSTRAINTS = {
 
 
 class _NonSmoothModel:
-    """Shared parts of the non-smooth-loss estimators: a declared ball W of radius ``radius``."""
+    """Shared parts of the non-smooth-loss estimators: their parameters and a declared ball W of radius ``radius``."""
+
+    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, radius=1.0, l2_regularization=0.0,
+                 method="sco_noisy_sgd", step_size="auto", fit_intercept=False, strict=False, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.radius = radius
+        self.l2_regularization = l2_regularization
+        self.method = method
+        self.step_size = step_size
+        self.fit_intercept = fit_intercept
+        self.strict = strict
+        self.random_state = random_state
 
     def _constraint(self, l2: float):
         if self.radius == "auto":
@@ -384,19 +397,6 @@ class PrivateLinearSVC(_NonSmoothModel, _PrivateBinaryClassifier):
 
     _parameter_constraints = _NONSMOOTH_CONSTRAINTS
 
-    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, radius=1.0, l2_regularization=0.0,
-                 method="sco_noisy_sgd", step_size="auto", fit_intercept=False, strict=False, random_state=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.data_norm = data_norm
-        self.radius = radius
-        self.l2_regularization = l2_regularization
-        self.method = method
-        self.step_size = step_size
-        self.fit_intercept = fit_intercept
-        self.strict = strict
-        self.random_state = random_state
-
     def _loss(self) -> Loss:
         return HingeLoss()
 
@@ -410,19 +410,6 @@ class PrivateLADRegressor(_NonSmoothModel, RegressorMixin, _PrivateLinearModel):
     """
 
     _parameter_constraints = _NONSMOOTH_CONSTRAINTS
-
-    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, radius=1.0, l2_regularization=0.0,
-                 method="sco_noisy_sgd", step_size="auto", fit_intercept=False, strict=False, random_state=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.data_norm = data_norm
-        self.radius = radius
-        self.l2_regularization = l2_regularization
-        self.method = method
-        self.step_size = step_size
-        self.fit_intercept = fit_intercept
-        self.strict = strict
-        self.random_state = random_state
 
     def _loss(self) -> Loss:
         return AbsoluteErrorLoss()
