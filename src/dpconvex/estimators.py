@@ -20,7 +20,7 @@ from ._params import Instance, Interval, Options, validate_params
 from .constraints import L2Ball, Unconstrained
 from .exceptions import PrivacyLeakWarning
 from .losses import AbsoluteErrorLoss, HingeLoss, HuberizedHingeLoss, Loss, LogisticLoss, SquaredLoss
-from .mechanisms import MECHANISMS
+from .mechanisms import METHODS
 
 __all__ = ["PrivateLogisticRegression", "PrivateHuberSVC", "PrivateRidge", "PrivateLinearSVC", "PrivateLADRegressor"]
 
@@ -36,7 +36,7 @@ _COMMON_CONSTRAINTS = {
     "delta": [Interval(0.0, 1.0, "neither")],
     "data_norm": [Interval(0.0, np.inf, "neither"), Options(("from_data",))],
     "l2_regularization": [Interval(0.0, np.inf, "neither")],
-    "method": [Options(tuple(MECHANISMS))],
+    "method": [Options(tuple(METHODS))],
     "iterations": [Interval(1, np.inf, "left", integral=True), Options(("auto", "theorem4"))],
     "step_size": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
     "batch_size": [Interval(1, np.inf, "left", integral=True), Options(("auto",))],
@@ -51,6 +51,8 @@ _COMMON_CONSTRAINTS = {
 #: Which optimiser hyperparameters each method reads; setting another one is an error.
 METHOD_OPTIONS = {
     "noisy_gd": ("step_size", "iterations"),
+    "noisy_sgd": ("step_size", "batch_size", "epochs"),
+    "auto": (),
     "nsgd": ("step_size", "batch_size", "epochs"),
     "rsgd_ar": ("step_size", "batch_size", "epochs"),
     "outpert_gd": ("step_size", "epochs"),
@@ -58,9 +60,10 @@ METHOD_OPTIONS = {
     "sco_noisy_sgd": ("step_size",),
 }
 
-#: Methods whose certificate needs a bounded domain: an unconstrained model gets the mechanism's
-#: own data-independent ball (``constraint="auto"``, radius √(2ℓ(0)/λ), which holds the minimiser).
-BOUNDED_DOMAIN_METHODS = frozenset({"pnsgd", "sco_noisy_sgd"})
+#: Methods that choose their own domain: an unconstrained model gets the mechanism's data-independent
+#: ball (``constraint="auto"``, radius √(2ℓ(0)/λ), which holds the minimiser).  pnsgd and
+#: sco_noisy_sgd need a bounded domain; noisy_sgd and auto project on it because it costs nothing.
+BOUNDED_DOMAIN_METHODS = frozenset({"pnsgd", "sco_noisy_sgd", "noisy_sgd", "auto"})
 
 
 class _PrivateLinearModel(BaseEstimator):
@@ -108,7 +111,7 @@ class _PrivateLinearModel(BaseEstimator):
         constraint = self._constraint(l2)
         if self.method in BOUNDED_DOMAIN_METHODS and not constraint.is_constrained:
             constraint = "auto"
-        result = MECHANISMS[self.method](
+        result = METHODS[self.method](
             design,
             y,
             loss=loss,
@@ -183,12 +186,16 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
         certificate then says ε = inf, with a ``PrivacyLeakWarning``.
     l2_regularization : float, default=1e-3
         λ > 0 in f = mean loss + (λ/2)‖w‖² (the value fixed in Chen, Lee, Kifer 2019 §5.1).
-    method : {"noisy_gd", "rsgd_ar", "nsgd", "outpert_gd", "pnsgd"}, default="noisy_gd"
+    method : {"noisy_gd", "noisy_sgd", "auto", "rsgd_ar", "nsgd", "outpert_gd", "pnsgd", "sco_noisy_sgd"}, default="noisy_gd"
         The private trainer (see :data:`dpconvex.mechanisms.MECHANISMS`): noisy GD with hidden
         iterates (Chourasia et al.; Bok et al.), output-perturbed SGD of Chen, Lee, Kifer 2019
         (RSGD-AR: permuted batches, averaging, restarts; NSGD: fixed order; OutPert-GD: full batch),
-        or one pass of projected noisy SGD with a per-record E_γ certificate (Asoodeh, Diaz, Calmon
-        2020; Gaussian noise, ball of radius √(2ℓ(0)/λ); ``privacy_report_.record_profile``).
+        one pass of projected noisy SGD with a per-record E_γ certificate (Asoodeh, Diaz, Calmon
+        2020; Gaussian noise, ball of radius √(2ℓ(0)/λ); ``privacy_report_.record_profile``),
+        mini-batch noisy SGD with Poisson batches and the best of composition and Bok et al.'s
+        hidden-state bound (:func:`dpconvex.mechanisms.noisy_sgd`), or ``"auto"``: the mechanism
+        among noisy GD and noisy SGD (Poisson or shuffled batches) whose calibrated noise has the
+        smallest Langevin temperature (:mod:`dpconvex.mechanisms.auto`; the report's notes say why).
     iterations : int, "auto" or "theorem4", default="auto"
         Number of updates.  ``"theorem4"`` is Chourasia et al. Thm 4's K*; ``"auto"`` caps K* by
         the convex early-stopping optimum (:func:`dpconvex.mechanisms.noisy_gd.default_iterations`).
@@ -197,11 +204,14 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
         Output perturbation: the initial step η₀, ``"auto"`` = 2/(L + μ) (Chen et al. Prop. 2).
         pnsgd: η, ``"auto"`` minimises a public SGD bound
         (:func:`dpconvex.mechanisms.pnsgd.default_step_size`).
+        noisy_sgd: η, ``"auto"`` = 1/M.
     batch_size : int or "auto", default="auto"
-        Mini-batch size of rsgd_ar/nsgd (``"auto"``: min(4000, n), Chen et al. §5); ≤ n.
+        Mini-batch size of rsgd_ar/nsgd (``"auto"``: min(4000, n), Chen et al. §5) and of noisy_sgd
+        (``"auto"``: ⌈√n⌉, :func:`dpconvex.mechanisms.noisy_sgd.default_batch_size`); ≤ n.
     epochs : int or "auto", default="auto"
         Passes over the data for the output-perturbation methods (see
-        :func:`dpconvex.mechanisms.output_perturbation_sgd`).  Each method reads only its own
+        :func:`dpconvex.mechanisms.output_perturbation_sgd`) and noisy_sgd (``"auto"``: the run length
+        balancing averaged SGD's error terms, :func:`dpconvex.mechanisms.noisy_sgd.default_epochs`).  Each method reads only its own
         options; setting another method's option raises ``ValueError``.
     fit_intercept : bool, default=False
         Learn an intercept, as a constant feature equal to ``data_norm``; the certificate then uses

@@ -136,12 +136,18 @@ def poisson_pld_epsilon(rate: float, noise_multiplier: float, steps: int, delta:
     """
     args = (float(rate), float(noise_multiplier), int(steps))
     if discretization is not None:
-        return float(_poisson_accountant(*args, float(discretization)).get_epsilon(float(delta)))
-    coarse = float(_poisson_accountant(*args, PLD_DISCRETIZATION).get_epsilon(float(delta)))
+        return _pld_epsilon(*args, float(discretization), float(delta))
+    coarse = _pld_epsilon(*args, PLD_DISCRETIZATION, float(delta))
     fine = _discretization_for(coarse)
     if fine < 0.5 * PLD_DISCRETIZATION:
-        return min(coarse, float(_poisson_accountant(*args, fine).get_epsilon(float(delta))))
+        return min(coarse, _pld_epsilon(*args, fine, float(delta)))
     return coarse
+
+
+@lru_cache(maxsize=256)
+def _pld_epsilon(rate: float, noise_multiplier: float, steps: int, discretization: float, delta: float) -> float:
+    """Cached ε(δ): a trainer's certificate and its composition baseline ask for the same value."""
+    return float(_poisson_accountant(rate, noise_multiplier, steps, discretization).get_epsilon(delta))
 
 
 def poisson_pld_delta(rate: float, noise_multiplier: float, steps: int, epsilon: float) -> float:

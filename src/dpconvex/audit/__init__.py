@@ -5,7 +5,7 @@ and returns a Clopper–Pearson lower bound on ε to compare with the certificat
 must be registered in :data:`AUDITS` (see :mod:`.targets`, :mod:`.targets_pnsgd`, :mod:`.targets_sco`).
 """
 
-from . import targets, targets_pnsgd, targets_sco  # noqa: F401  (registers the targets)
+from . import targets, targets_noisy_sgd, targets_pnsgd, targets_sco  # noqa: F401  (registers the targets)
 from .harness import AUDITS, AuditResult, AuditTarget, NeighbourPair, register, run_audit
 from .law import LawCheckResult, run_law_check
 from .statistics import clopper_pearson_upper, epsilon_lower_bound

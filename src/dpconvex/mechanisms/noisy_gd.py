@@ -26,7 +26,7 @@ from ..constraints import Constraint, Unconstrained
 from ..losses import Loss, QuadraticDistanceLoss
 from .._validation import make_rng, prepare_training_inputs
 
-__all__ = ["TrainingResult", "noisy_gd", "default_step_size", "default_iterations", "comparator_norm_bound"]
+__all__ = ["TrainingResult", "noisy_gd", "plan_noisy_gd", "default_step_size", "default_iterations", "comparator_norm_bound"]
 
 UPDATE_RULE = "theta <- Proj_C(theta - step_size*(mean gradient + l2*theta) + sqrt(2*step_size)*sigma*N(0, I))"
 
@@ -86,6 +86,76 @@ def _initial_point(initialization: str, dimension: int, sigma: float, strong_con
         # Chourasia et al. Cor. 1 / Lemma 5: θ₀ ~ Π_C(N(0, 2σ²/λ I)).
         return constraint.project(rng.normal(0.0, np.sqrt(2.0 * sigma**2 / strong_convexity), dimension))
     return np.zeros(dimension)
+
+
+def plan_noisy_gd(
+    n: int,
+    dimension: int,
+    *,
+    loss: Loss,
+    l2_regularization: float,
+    delta: float,
+    epsilon: float | None = None,
+    sigma: float | None = None,
+    data_norm: float = 1.0,
+    label_bound: float | None = None,
+    step_size: float | str = "auto",
+    iterations: int | str = "auto",
+    constraint: Constraint = Unconstrained(),
+    bound: str = "best",
+    initialization: str = "auto",
+) -> accountant.NoisyGDEvent:
+    """Resolve the defaults of :func:`noisy_gd` and calibrate σ, without touching any data.
+
+    Parameters are those of :func:`noisy_gd` (``n`` and ``dimension`` are the data's shape); the
+    returned event carries the resolved step size, iterations, initialisation and σ.
+    """
+    constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
+
+    if step_size == "auto":
+        step_size = default_step_size(constants.smoothness)
+    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool)
+            and 0 < step_size < 2.0 / constants.smoothness):
+        raise ValueError(
+            f"step_size must be 'auto' or lie in (0, 2/smoothness) = (0, {2.0 / constants.smoothness:.6g}) "
+            f"for this loss (beyond it gradient descent need not converge); got {step_size!r}."
+        )
+    if initialization == "auto":
+        initialization = "fixed"
+    if initialization == "stationary" and constants.strong_convexity <= 0:
+        raise ValueError("initialization='stationary' needs l2_regularization > 0 (θ₀ ~ N(0, 2σ²/λ I)).")
+    if iterations in ("auto", "theorem4"):
+        if epsilon is None or not l2_regularization > 0:
+            raise ValueError(
+                f"iterations={iterations!r} needs a target epsilon and l2_regularization > 0; "
+                "otherwise give iterations as an integer >= 1."
+            )
+        if iterations == "theorem4":
+            iterations = theorem4_iterations(n, dimension, constants.strong_convexity, step_size, epsilon, delta)
+        else:
+            bound_b = comparator_norm_bound(loss.loss_at_zero(data_norm, label_bound), l2_regularization, constraint.radius)
+            iterations = default_iterations(n, dimension, constants.gradient_sensitivity, constants.strong_convexity,
+                                            step_size, epsilon, delta, bound_b)
+    if not (isinstance(iterations, (int, np.integer)) and iterations >= 1):
+        raise ValueError(f"iterations must be 'auto', 'theorem4' or an integer >= 1; got {iterations!r}.")
+
+    event = accountant.NoisyGDEvent(
+        n=n,
+        sensitivity=constants.gradient_sensitivity,
+        step_size=float(step_size),
+        sigma=1.0 if sigma is None else float(sigma),
+        iterations=int(iterations),
+        strong_convexity=constants.strong_convexity,
+        smoothness=constants.smoothness,
+        initialization=initialization,
+        constrained=constraint.is_constrained,
+        quadratic_loss=isinstance(loss, QuadraticDistanceLoss) and l2_regularization == 0,
+    )
+    if bound != "best":
+        accountant.rdp_curve(event, bound, [2.0])  # raises ValueError naming the unmet conditions
+    if epsilon is not None:
+        event = dataclasses.replace(event, sigma=accountant.calibrate_sigma(event, epsilon, delta, bound=bound))
+    return event
 
 
 def noisy_gd(
@@ -151,51 +221,11 @@ def noisy_gd(
         data_norm=data_norm, label_bound=label_bound, strict=strict,
     )
     n, dimension = X.shape
+    event = plan_noisy_gd(n, dimension, loss=loss, l2_regularization=l2_regularization, delta=delta, epsilon=epsilon,
+                          sigma=sigma, data_norm=data_norm, label_bound=label_bound, step_size=step_size,
+                          iterations=iterations, constraint=constraint, bound=bound, initialization=initialization)
+    initialization = event.initialization
     constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
-
-    if step_size == "auto":
-        step_size = default_step_size(constants.smoothness)
-    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool)
-            and 0 < step_size < 2.0 / constants.smoothness):
-        raise ValueError(
-            f"step_size must be 'auto' or lie in (0, 2/smoothness) = (0, {2.0 / constants.smoothness:.6g}) "
-            f"for this loss (beyond it gradient descent need not converge); got {step_size!r}."
-        )
-    if initialization == "auto":
-        initialization = "fixed"
-    if initialization == "stationary" and constants.strong_convexity <= 0:
-        raise ValueError("initialization='stationary' needs l2_regularization > 0 (θ₀ ~ N(0, 2σ²/λ I)).")
-    if iterations in ("auto", "theorem4"):
-        if epsilon is None or not l2_regularization > 0:
-            raise ValueError(
-                f"iterations={iterations!r} needs a target epsilon and l2_regularization > 0; "
-                "otherwise give iterations as an integer >= 1."
-            )
-        if iterations == "theorem4":
-            iterations = theorem4_iterations(n, dimension, constants.strong_convexity, step_size, epsilon, delta)
-        else:
-            bound_b = comparator_norm_bound(loss.loss_at_zero(data_norm, label_bound), l2_regularization, constraint.radius)
-            iterations = default_iterations(n, dimension, constants.gradient_sensitivity, constants.strong_convexity,
-                                            step_size, epsilon, delta, bound_b)
-    if not (isinstance(iterations, (int, np.integer)) and iterations >= 1):
-        raise ValueError(f"iterations must be 'auto', 'theorem4' or an integer >= 1; got {iterations!r}.")
-
-    event = accountant.NoisyGDEvent(
-        n=n,
-        sensitivity=constants.gradient_sensitivity,
-        step_size=float(step_size),
-        sigma=1.0 if sigma is None else float(sigma),
-        iterations=int(iterations),
-        strong_convexity=constants.strong_convexity,
-        smoothness=constants.smoothness,
-        initialization=initialization,
-        constrained=constraint.is_constrained,
-        quadratic_loss=isinstance(loss, QuadraticDistanceLoss) and l2_regularization == 0,
-    )
-    if bound != "best":
-        accountant.rdp_curve(event, bound, [2.0])  # raises ValueError naming the unmet conditions
-    if epsilon is not None:
-        event = dataclasses.replace(event, sigma=accountant.calibrate_sigma(event, epsilon, delta, bound=bound))
     privacy = accountant.account(event, delta, bound=bound)
     composition = accountant.account(event, delta, bound="composition").epsilon
 

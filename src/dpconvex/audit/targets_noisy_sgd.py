@@ -1,0 +1,85 @@
+"""Audit targets for mini-batch noisy SGD (:func:`dpconvex.mechanisms.noisy_sgd`).
+
+Same small problem as the other targets (:data:`.targets.NOISY_GD_SETTING`: n = 10, d = 2, ε = 3,
+δ = 1e-3), loss ½‖θ − x‖², canary x = e₁ replaced by −e₁.
+
+* ``noisy-sgd``: cyclic batches of two, canary in the last batch (the least contracted one),
+  θ₀ = 0, unconstrained: the exact-quadratic bound applies and the output law is Gaussian and known
+  (:func:`_cyclic_law`), so the audit also checks the trainer's law.
+* ``noisy-sgd-poisson``: Poisson batches (q = 0.2) with per-example clipping to norm 1, certified by
+  composition with amplification by subsampling.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..constraints import Unconstrained
+from ..losses import QuadraticDistanceLoss
+from ..mechanisms import noisy_sgd
+from .harness import AuditTarget, register
+from .targets import NOISY_GD_SETTING, _canary_pair, _last_batch_canary_pair
+
+__all__: list[str] = []
+
+_BATCH, _EPOCHS, _STEP = 2, 2, 0.5
+
+
+def _kwargs(batching: str) -> dict:
+    options = dict(loss=QuadraticDistanceLoss(), l2_regularization=0.0, delta=NOISY_GD_SETTING["delta"],
+                   batching=batching, batch_size=_BATCH, epochs=_EPOCHS, step_size=_STEP, constraint=Unconstrained(),
+                   output="last")
+    if batching == "poisson":
+        options["clip_norm"] = 1.0
+    return options
+
+
+def _pair(batching: str):
+    return _last_batch_canary_pair() if batching == "cyclic" else _canary_pair(0.0)
+
+
+@lru_cache(maxsize=None)
+def _sigma(batching: str) -> float:
+    pair = _pair(batching)
+    result = noisy_sgd(pair.X, pair.y, epsilon=NOISY_GD_SETTING["epsilon"], random_state=0, **_kwargs(batching))
+    return result.certificate.sigma
+
+
+def _cyclic_law() -> tuple[float, float]:
+    """θ_{k+1} = (1 − η)θ_k + (η/b)Σ_{B_k} x_i − (ησ/b)ξ_k from θ₀ = 0 (a linear Gaussian recursion).
+
+    The canary (last batch, used at steps k = l − 1, 2l − 1, …) moves the mean by −(η/b)·2·(1 − η)^{T−1−k}
+    along e₁ when x = e₁ becomes −e₁; the noise variance is (ησ/b)²·Σ_{j<T}(1 − η)^{2j}.
+    """
+    n = NOISY_GD_SETTING["n"]
+    batches = n // _BATCH
+    steps = _EPOCHS * batches
+    uses = np.arange(batches - 1, steps, batches)
+    contraction = 1.0 - _STEP
+    gap = -(_STEP / _BATCH) * 2.0 * np.sum(contraction ** (steps - 1 - uses))
+    variance = (_STEP * _sigma("cyclic") / _BATCH) ** 2 * np.sum(contraction ** (2 * np.arange(steps)))
+    return float(gap), float(variance)
+
+
+register(
+    AuditTarget(
+        name="noisy-sgd",
+        mechanism="noisy_sgd",
+        description="noisy SGD, cyclic batches, ½‖θ − x‖² (exact-quadratic bound; canary in the last batch)",
+        make_pair=lambda: _pair("cyclic"),
+        train=lambda X, y, seed: noisy_sgd(X, y, sigma=_sigma("cyclic"), random_state=seed, **_kwargs("cyclic")),
+        exact_law=_cyclic_law,
+    )
+)
+
+register(
+    AuditTarget(
+        name="noisy-sgd-poisson",
+        mechanism="noisy_sgd",
+        description="noisy SGD, Poisson batches (q = 0.2), clipped ½‖θ − x‖² (composition with amplification)",
+        make_pair=lambda: _pair("poisson"),
+        train=lambda X, y, seed: noisy_sgd(X, y, sigma=_sigma("poisson"), random_state=seed, **_kwargs("poisson")),
+    )
+)

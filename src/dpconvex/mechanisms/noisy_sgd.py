@@ -1,0 +1,363 @@
+"""Projected noisy mini-batch SGD with a best-of certificate (composition or hidden-state GDP).
+
+Update (the convention of every number in the certificate; :mod:`dpconvex.accounting.noisy_sgd`)::
+
+    θ_{k+1} = Π_C(θ_k − η·[(1/b)(Σ_{i∈B_k} clip(∇ℓ(θ_k; z_i)) + σ·ξ_k) + λθ_k]),   ξ_k ~ N(0, I),
+
+σ is the noise on the *sum* of per-example gradients, b the nominal batch size, θ₀ = 0, and only
+θ_T (or, with ``output="average"``, the mean of θ_1..θ_T) is released.  Batches: ``"poisson"``
+(every record independently with probability q = b/n at each step), ``"shuffled"`` (one secret
+random partition into ⌈n/b⌉ batches, cycled every epoch) or ``"cyclic"`` (rows in their given order).
+
+Derivation note (clipping keeps the hidden-state conditions).  For the library's losses a clipped
+per-example gradient is again the gradient of a convex function with the same smoothness:
+margin and squared losses have ∇ℓ = φ'(wᵀx)·x, and clipping to norm C replaces φ' by
+sign(φ')·min(|φ'|, C/‖x‖), still non-decreasing and no steeper; ½‖θ − x‖² becomes the Huber
+function of ‖θ − x‖ (convex, 1-smooth, no longer strongly convex).  So with clipping the step
+objective is λ-strongly convex and keeps the declared smoothness, and the sensitivity is
+min(2C, the declared one).  Poisson batches need bounded per-example gradients (the composition
+bound models the differing record's gradient g, ‖g‖ ≤ S_g/2, against −g): without clipping the
+declared Lipschitz constant L gives S_g = 2L.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from tqdm.auto import tqdm
+
+from ..accounting import gdp
+from ..accounting import noisy_sgd as accountant
+from ..certificate import PrivacyCertificate
+from ..constraints import Constraint, L2Ball, Unconstrained
+from ..losses import Loss, QuadraticDistanceLoss
+from .._validation import make_rng, prepare_training_inputs
+from .noisy_gd import TrainingResult, comparator_norm_bound
+
+__all__ = ["noisy_sgd", "plan_noisy_sgd", "NoisySGDPlan", "default_batch_size", "default_step_size",
+           "default_epochs", "OUTPUTS"]
+
+UPDATE_RULE = ("theta <- Proj_C(theta - step_size*((sum of clipped per-example gradients + sigma*N(0, I))/batch_size "
+               "+ l2*theta)), batches poisson/shuffled/cyclic")
+
+#: What is released: the last iterate (every bound applies), the mean of all iterates (composition
+#: only), or "auto": the mean when the best certificate is composition anyway (averaging is then
+#: free, and it is the iterate of the utility bound behind :func:`default_epochs`), else the last.
+OUTPUTS = ("auto", "last", "average")
+
+
+def default_batch_size(n: int) -> int:
+    """b = ⌈√n⌉.
+
+    Rule: in the amplified regime the composition bound's noise at a fixed run length ηT does not
+    depend on b (σ/b ∝ √(ηT)/(nμ), see :func:`default_epochs`), so b only trades steps for work per
+    step; ⌈√n⌉ keeps the sampling rate q = 1/√n small (amplification stays effective) while the
+    number of steps per epoch, √n, stays moderate.
+    """
+    return int(min(n, math.ceil(math.sqrt(n))))
+
+
+def default_step_size(smoothness: float) -> float:
+    """η = 1/M, the step maximising the descent-lemma decrease of an M-smooth objective (and < 2/M)."""
+    return 1.0 / smoothness
+
+
+def default_epochs(n: int, dimension: int, sensitivity: float, batch_size: int, step_size: float,
+                   epsilon: float, delta: float, comparator_norm: float) -> int:
+    """E = ⌈R*·b/(ηn)⌉ for the run length R* = 2Bnμ/(S_g√d) that balances noisy SGD's error terms.
+
+    Derivation note.  Averaged SGD with noisy gradients has excess risk ≤ B²/(2R) + (η/2)E‖g‖²
+    (R = ηT, B = ‖θ₀ − w*‖; Bubeck 2015, arXiv:1405.4980, Thm 6.1).  The privacy noise adds
+    d·σ²/b² to E‖g‖².  Under composition with Poisson sampling, in the central-limit regime of
+    Bu, Dong, Long, Su 2020 (arXiv:1911.11607, Thm 5: μ ≈ q√(T(e^{1/z²} − 1)) ≈ q√T/z with
+    z = 2σ/S_g), a target μ needs σ = q√T·S_g/(2μ), so the noise term is d·R·S_g²/(8μ²n²), and
+    B²/(2R) + dRS_g²/(8μ²n²) is smallest at R* = 2Bnμ/(S_g√d).  μ is the GDP parameter meeting
+    (ε, δ) exactly (:func:`dpconvex.accounting.gdp.gdp_mu`); B is public
+    (:func:`dpconvex.mechanisms.noisy_gd.comparator_norm_bound`).  Only public quantities enter.
+    """
+    mu = gdp.gdp_mu(epsilon, delta)
+    run_length = 2.0 * comparator_norm * n * mu / (sensitivity * math.sqrt(dimension))
+    return int(max(1, math.ceil(run_length * batch_size / (step_size * n))))
+
+
+@dataclass(frozen=True)
+class NoisySGDPlan:
+    """Resolved hyperparameters of a run: the calibrated accounting event and how to train it."""
+
+    event: accountant.NoisySGDEvent
+    constraint: Constraint
+    clip_norm: float | None
+    strong_convexity: float
+    smoothness: float
+    lipschitz: float
+    bound: str
+    output: str
+
+
+def _positive_integer(name: str, value, upper: int | None = None) -> int:
+    if not (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+            and (upper is None or value <= upper)):
+        limit = f"an integer in [1, {upper}]" if upper is not None else "an integer >= 1"
+        raise ValueError(f"{name} must be 'auto' or {limit}; got {value!r}.")
+    return int(value)
+
+
+def _resolve_constraint(constraint, loss: Loss, l2_regularization: float, data_norm: float,
+                        label_bound: float | None) -> Constraint:
+    if constraint != "auto":
+        return constraint
+    if l2_regularization > 0:  # the ball of radius √(2ℓ(0)/λ) holds the regularised minimiser
+        return L2Ball(comparator_norm_bound(loss.loss_at_zero(data_norm, label_bound), l2_regularization, math.inf))
+    return Unconstrained()
+
+
+def plan_noisy_sgd(
+    n: int,
+    dimension: int,
+    *,
+    loss: Loss,
+    l2_regularization: float,
+    delta: float,
+    epsilon: float | None = None,
+    sigma: float | None = None,
+    data_norm: float = 1.0,
+    label_bound: float | None = None,
+    batching: str = "poisson",
+    batch_size: int | str = "auto",
+    epochs: int | str = "auto",
+    step_size: float | str = "auto",
+    constraint: Constraint | str = "auto",
+    clip_norm: float | None = None,
+    output: str = "auto",
+    bound: str = "best",
+) -> NoisySGDPlan:
+    """Resolve the defaults of :func:`noisy_sgd` and calibrate σ, without touching any data.
+
+    Parameters are those of :func:`noisy_sgd` (``n`` and ``dimension`` are the data's shape).
+    Raises ``ValueError`` naming the parameter and its valid range, or the unmet conditions of a
+    requested bound.
+    """
+    if batching not in accountant.BATCHINGS:
+        raise ValueError(f"batching must be one of {accountant.BATCHINGS}; got {batching!r}.")
+    if output not in OUTPUTS:
+        raise ValueError(f"output must be one of {OUTPUTS}; got {output!r}.")
+    if output == "average":
+        # The mean of all iterates is a function of every iterate: only composition certifies it.
+        if bound not in ("best", "composition"):
+            raise ValueError(f"output='average' releases a function of every iterate, so only bound='composition' "
+                             f"applies; got bound={bound!r}.")
+        bound = "composition"
+    if output == "auto" and bound != "best":
+        output = "average" if bound == "composition" else "last"
+    if clip_norm is not None and not (isinstance(clip_norm, numbers.Real) and math.isfinite(clip_norm) and clip_norm > 0):
+        raise ValueError(f"clip_norm must be None or finite and > 0; got {clip_norm!r}.")
+    constraint = _resolve_constraint(constraint, loss, l2_regularization, data_norm, label_bound)
+    constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
+    lipschitz, sensitivity = constants.lipschitz, constants.gradient_sensitivity
+    strong_convexity = constants.strong_convexity
+    if batching == "poisson":
+        sensitivity = 2.0 * lipschitz  # bounded per-example gradients (module docstring)
+    if clip_norm is not None:
+        sensitivity = min(2.0 * clip_norm, sensitivity)
+        strong_convexity = l2_regularization  # derivation note: clipping keeps convexity, not strong convexity
+        lipschitz = min(clip_norm, lipschitz)
+    quadratic = isinstance(loss, QuadraticDistanceLoss) and clip_norm is None and not constraint.is_constrained
+    if not math.isfinite(sensitivity):
+        raise ValueError(f"the {loss.name} loss has no finite Lipschitz constant on this domain, so Poisson batches "
+                         "need per-example clipping: give clip_norm > 0 (or a bounded constraint).")
+
+    batch_size = default_batch_size(n) if batch_size == "auto" else _positive_integer("batch_size", batch_size, n)
+    if step_size == "auto":
+        step_size = default_step_size(constants.smoothness)
+    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool)
+            and 0 < step_size < 2.0 / constants.smoothness):
+        raise ValueError(f"step_size must be 'auto' or lie in (0, 2/smoothness) = (0, {2.0 / constants.smoothness:.6g}) "
+                         f"for this loss; got {step_size!r}.")
+    if epochs == "auto":
+        if epsilon is None:
+            raise ValueError("epochs='auto' needs a target epsilon; with sigma, give epochs as an integer >= 1.")
+        comparator = comparator_norm_bound(loss.loss_at_zero(data_norm, label_bound), l2_regularization,
+                                           constraint.radius) if l2_regularization > 0 else constraint.radius
+        if not math.isfinite(comparator):
+            raise ValueError("epochs='auto' needs l2_regularization > 0 or a bounded constraint (a bound on ‖w*‖); "
+                             "give epochs as an integer >= 1.")
+        epochs = default_epochs(n, dimension, sensitivity, batch_size, float(step_size), epsilon, delta, comparator)
+    epochs = _positive_integer("epochs", epochs)
+
+    event = accountant.NoisySGDEvent(
+        n=n, batch_size=batch_size, batching=batching, epochs=epochs, step_size=float(step_size),
+        sigma=1.0 if sigma is None else float(sigma), sensitivity=float(sensitivity),
+        strong_convexity=float(strong_convexity), smoothness=float(constants.smoothness),
+        diameter=constraint.diameter if constraint.is_constrained else None,
+        permutation_secret=batching == "shuffled", quadratic_loss=quadratic,
+    )
+    if bound != "best":
+        # unmet_conditions refuses unknown and excluded bounds, with the reason
+        if unmet := accountant.unmet_conditions(event, bound):
+            raise ValueError(f"bound {bound!r} does not apply to this run; it needs: " + "; ".join(unmet) + ".")
+    elif not accountant.applicable_bounds(event):
+        raise ValueError("no certificate applies to this run: " + "; ".join(
+            f"{name} needs {', '.join(accountant.unmet_conditions(event, name))}" for name in accountant.BOUNDS))
+    if epsilon is not None:
+        event = dataclasses.replace(event, sigma=accountant.calibrate_sigma(event, epsilon, delta, bound=bound))
+    if output == "auto":
+        output = "average" if accountant.account(event, delta, bound=bound).bound == "composition" else "last"
+        bound = "composition" if output == "average" else bound
+    return NoisySGDPlan(event=event, constraint=constraint, clip_norm=clip_norm, strong_convexity=strong_convexity,
+                        smoothness=constants.smoothness, lipschitz=lipschitz, bound=bound, output=output)
+
+
+def _gradient_sum(loss: Loss, theta: NDArray, X: NDArray, y: NDArray, clip_norm: float | None) -> NDArray:
+    gradients = loss.per_example_gradients(theta, X, y)
+    if clip_norm is not None:
+        norms = np.linalg.norm(gradients, axis=1)
+        gradients = gradients * np.minimum(1.0, clip_norm / np.maximum(norms, np.finfo(float).tiny))[:, None]
+    return gradients.sum(axis=0)
+
+
+def _batches(event: accountant.NoisySGDEvent, rng: np.random.Generator):
+    """Index arrays of the T batches, drawn lazily (Poisson) or from one partition (shuffled/cyclic)."""
+    n, b = event.n, event.batch_size
+    if event.batching == "poisson":
+        for _ in range(event.steps):
+            # A Poisson(q) subset is a Binomial(n, q) count of records chosen uniformly without replacement.
+            yield rng.choice(n, size=rng.binomial(n, event.sampling_rate), replace=False)
+        return
+    order = rng.permutation(n) if event.batching == "shuffled" else np.arange(n)
+    partition = [order[start:start + b] for start in range(0, n, b)]
+    for _ in range(event.epochs):
+        yield from partition
+
+
+def noisy_sgd(
+    X: NDArray,
+    y: NDArray,
+    *,
+    loss: Loss,
+    l2_regularization: float,
+    delta: float,
+    epsilon: float | None = None,
+    sigma: float | None = None,
+    data_norm: float = 1.0,
+    label_bound: float | None = None,
+    batching: str = "poisson",
+    batch_size: int | str = "auto",
+    epochs: int | str = "auto",
+    step_size: float | str = "auto",
+    constraint: Constraint | str = "auto",
+    clip_norm: float | None = None,
+    output: str = "auto",
+    bound: str = "best",
+    strict: bool = False,
+    progress: bool | None = None,
+    random_state: None | int | np.random.Generator = None,
+) -> TrainingResult:
+    """Train by projected noisy mini-batch SGD and certify the release with the best valid bound.
+
+    Parameters
+    ----------
+    X, y : array_like
+        Features (n, d) and targets (n,); rows above ``data_norm`` (and targets above
+        ``label_bound``) are clipped with a :class:`~dpconvex.exceptions.PrivacyLeakWarning`
+        (``strict=True``: ``ValueError``).
+    loss : Loss
+        A smooth per-example loss with declared constants.
+    l2_regularization : float
+        λ ≥ 0; the hidden-state bound (Bok et al. NoisyCGD) needs λ > 0.
+    delta : float
+        δ of the certificate, in (0, 1).
+    epsilon, sigma : float, optional
+        Exactly one: a target ε (σ calibrated, never overshooting) or σ, the noise on the gradient sum.
+    data_norm, label_bound : float
+        Declared bounds on ‖x‖₂ and |y|.
+    batching : {"poisson", "shuffled", "cyclic"}, default="poisson"
+        Poisson subsampling (rate b/n; certified by composition with amplification), one secret
+        random partition cycled every epoch, or the rows' given order.  Shuffled and cyclic runs
+        share their bounds (composition over epochs and Bok et al. Thm 4.5): no implemented bound
+        relies on the permutation staying secret, so exposing it voids nothing.
+    batch_size, epochs, step_size : int, int, float or "auto"
+        ``"auto"``: :func:`default_batch_size`, :func:`default_epochs` (needs ``epsilon``),
+        :func:`default_step_size`.  The step must lie in (0, 2/M).
+    constraint : Constraint or "auto", default="auto"
+        The L2 ball of the projection; ``"auto"`` is the ball of radius √(2ℓ(0)/λ), which holds the
+        regularised minimiser (unconstrained when λ = 0).
+    clip_norm : float, optional
+        Clip every per-example gradient to this L2 norm (for losses without a finite Lipschitz
+        constant on the domain); the sensitivity becomes min(2·clip_norm, declared).
+    output : {"auto", "last", "average"}, default="auto"
+        Release θ_T, or the mean of θ_1..θ_T (a function of every iterate: certified by composition
+        only); ``"auto"`` releases the mean when the best certificate is composition anyway (see
+        :data:`OUTPUTS`), else θ_T.
+    bound : str, default="best"
+        ``"best"`` (smallest ε over the applicable bounds of
+        :data:`dpconvex.accounting.noisy_sgd.BOUNDS`) or one name; names in
+        :data:`~dpconvex.accounting.noisy_sgd.EXCLUDED` are refused with the reason.
+    progress : bool or None, default=None
+        Progress bar over the steps; ``None`` shows it on a terminal for runs longer than 2 s.
+    random_state : None, int or Generator
+        ``None`` (the only choice for a release) draws batches and noise from an OS-seeded generator.
+    """
+    X, y, notes = prepare_training_inputs(
+        X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, sigma=sigma, delta=delta,
+        data_norm=data_norm, label_bound=label_bound, strict=strict,
+    )
+    n, dimension = X.shape
+    plan = plan_noisy_sgd(n, dimension, loss=loss, l2_regularization=l2_regularization, delta=delta, epsilon=epsilon,
+                          sigma=sigma, data_norm=data_norm, label_bound=label_bound, batching=batching,
+                          batch_size=batch_size, epochs=epochs, step_size=step_size, constraint=constraint,
+                          clip_norm=clip_norm, output=output, bound=bound)
+    event, constraint = plan.event, plan.constraint
+    privacy = accountant.account(event, delta, bound=plan.bound)
+
+    rng = make_rng(random_state)
+    theta = np.zeros(dimension)
+    total = np.zeros(dimension)
+    eta, b, noise = event.step_size, event.batch_size, event.sigma
+    bar = tqdm(total=event.steps, desc="noisy_sgd", unit="step", disable=None if progress is None else not progress,
+               delay=0.0 if progress else 2.0, mininterval=0.5)
+    for step, batch in enumerate(_batches(event, rng), start=1):
+        gradient = _gradient_sum(loss, theta, X[batch], y[batch], plan.clip_norm)
+        gradient = gradient + noise * rng.standard_normal(dimension)
+        theta = constraint.project(theta - eta * (gradient / b + l2_regularization * theta))
+        total += theta
+        if step % event.batches == 0:
+            bar.update(event.batches)
+    bar.close()
+    coef = total / event.steps if plan.output == "average" else theta
+
+    if plan.bound == "best":
+        notes += [f"{name} not applicable: needs " + "; ".join(accountant.unmet_conditions(event, name))
+                  for name in accountant.BOUNDS if name not in privacy.candidates]
+    notes += [f"bound {name!r} not implemented: {reason}" for name, reason in accountant.EXCLUDED.items()
+              if name == "ye-shokri" and event.batching == "shuffled"]
+    certificate = PrivacyCertificate(
+        mechanism="noisy_sgd",
+        epsilon=privacy.epsilon,
+        delta=privacy.delta,
+        bound=privacy.bound,
+        theorem=privacy.theorem,
+        conditions=privacy.assumptions,
+        assumptions={
+            "n": n, "dimension": dimension, "loss": loss.name, "data_norm": data_norm, "label_bound": label_bound,
+            "l2_regularization": l2_regularization, "lipschitz": plan.lipschitz,
+            "gradient_sensitivity": event.sensitivity, "clip_norm": plan.clip_norm,
+            "strong_convexity": event.strong_convexity, "smoothness": event.smoothness,
+            "batching": event.batching, "batch_size": event.batch_size, "epochs": event.epochs,
+            "step_size": event.step_size, "constraint": constraint.describe(), "initialization": "fixed (zero)",
+            "update_rule": UPDATE_RULE, "neighbouring": "replace-one",
+            "released": "mean of all iterates" if plan.output == "average" else "last iterate only",
+        },
+        order=privacy.order,
+        conversion=privacy.conversion,
+        sigma=event.sigma,
+        iterations=event.steps,
+        candidates=privacy.candidates,
+        composition_epsilon=accountant.composition_epsilon(event, delta),
+        notes=tuple(notes),
+    )
+    return TrainingResult(coef=coef, certificate=certificate)
