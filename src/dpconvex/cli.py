@@ -406,26 +406,33 @@ def _run_reproduce(args: argparse.Namespace) -> dict:
 
 
 def _add_bench(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="accuracy/time benchmark, written to docs/BENCHMARKS.md")
+    from .experiments.bench import FULL_EPSILONS, TASKS
+    from .experiments.baselines import BASELINES
+
+    p = sub.add_parser("bench", help="head-to-head benchmark and time vs n, written to docs/BENCHMARKS.md")
     p.add_argument("dataset", choices=["adult"])
+    p.add_argument("--task", default="all", choices=["all", *TASKS], help="logistic regression, huberised SVM, or both")
+    p.add_argument("--quick", action="store_true", help="two epsilons, two of the five folds, no oracle, small timings (CI)")
     p.add_argument("--repeats", type=_positive_int, default=2, help="repetitions of stratified 5-fold CV")
-    p.add_argument("--epsilons", type=_positive_float, nargs="+", default=[0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0])
-    p.add_argument("--out", default="docs", help="directory for BENCHMARKS.md and the PNG")
+    p.add_argument("--epsilons", type=_positive_float, nargs="+", default=list(FULL_EPSILONS))
+    p.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS), help="dpconvex methods")
+    p.add_argument("--baselines", nargs="*", choices=list(BASELINES), default=list(BASELINES))
+    p.add_argument("--no-timing", action="store_true", help="skip the time-vs-n part (keeps the previous CSV)")
+    p.add_argument("--no-oracle", action="store_true", help="skip the oracle-tuned (not private) section")
+    p.add_argument("--out", default="docs", help="directory for BENCHMARKS.md, the CSVs and the PNGs")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--methods", nargs="+", choices=list(METHODS),
-                   help="compare these trainers (accuracy, objective, time vs n) in BENCHMARKS_METHODS.md")
     p.set_defaults(handler=_run_bench)
 
 
 def _run_bench(args: argparse.Namespace) -> dict:
-    if args.methods:
-        from .experiments.bench_methods import run_methods_benchmark
-
-        return run_methods_benchmark(out_dir=args.out, epsilons=args.epsilons, methods=args.methods,
-                                     repeats=args.repeats, seed=args.seed)
     from .experiments.bench import run_adult_benchmark
 
-    return run_adult_benchmark(out_dir=args.out, epsilons=args.epsilons, repeats=args.repeats, seed=args.seed)
+    options = {"sizes": (), "synthetic": None} if args.no_timing else {}
+    if args.no_oracle:
+        options["oracle_epsilons"] = ()
+    return run_adult_benchmark(out_dir=args.out, task=args.task, epsilons=args.epsilons, repeats=args.repeats,
+                               methods=args.methods, baselines=args.baselines, quick=args.quick, seed=args.seed,
+                               **options)
 
 
 def _add_audit(sub: argparse._SubParsersAction) -> None:

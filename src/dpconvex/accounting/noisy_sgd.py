@@ -76,6 +76,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -420,6 +421,7 @@ def _calibrate_one(event: NoisySGDEvent, bound: str, epsilon: float, delta: floa
     return _bisect(meets, coarse, coarse / 1.05, rtol)
 
 
+@lru_cache(maxsize=256)  # pure; repeated runs of one configuration (folds, audits) calibrate once
 def calibrate_sigma(event: NoisySGDEvent, epsilon: float, delta: float, *, bound: str = "best",
                     rtol: float = 1e-4) -> float:
     """Smallest σ (GDP bounds: exactly; PLD: within ``rtol``) whose certificate meets (ε, δ).
