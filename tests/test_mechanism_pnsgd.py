@@ -79,6 +79,39 @@ def test_random_stop_is_uniform_and_secret():
     assert any("secret" in note for note in report["notes"])
 
 
+class _CountingLogistic(LogisticLoss):
+    """The logistic loss, counting calls of ``per_example_gradients`` (PNSGD makes one per step)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def per_example_gradients(self, w, X, y):
+        self.calls += 1
+        return super().per_example_gradients(w, X, y)
+
+
+@pytest.mark.parametrize("random_stop", [False, True])
+def test_work_done_does_not_depend_on_the_stopping_time_and_x_T_is_released(random_stop):
+    """No timing: PNSGD evaluates exactly n gradients for every seed (so its running time cannot reveal
+    T), and the release equals fixed-stop PNSGD on the first T rows fed the same draws (the generator
+    draws T first, then one noise vector per step; the replay advances a copy past T)."""
+    n = 12
+    X, y = _classification(n=n)
+    options = dict(l2_regularization=0.1, delta=1e-6, sigma=0.5, step_size=0.3, constraint=L2Ball(2.0))
+    stops = set()
+    for seed in range(25):
+        loss = _CountingLogistic()
+        result = pnsgd(X, y, loss=loss, random_stop=random_stop, random_state=seed, **options)
+        assert loss.calls == n
+        replay = np.random.default_rng(seed)
+        stop = int(replay.integers(1, n + 1)) if random_stop else n
+        stops.add(stop)
+        fixed = pnsgd(X[:stop], y[:stop], loss=LogisticLoss(), random_state=replay, **options)
+        np.testing.assert_array_equal(result.coef, fixed.coef)
+    if random_stop:  # the seeds reach early stops, where releasing x_n (or running T steps) would fail
+        assert min(stops) < n / 2 and len(stops) >= 6
+
+
 @pytest.mark.parametrize("random_stop", [False, True])
 @pytest.mark.parametrize("noise, d", [("gaussian", 3), ("laplace", 1)])
 def test_certificate_meets_target_and_carries_the_per_record_profile(random_stop, noise, d):

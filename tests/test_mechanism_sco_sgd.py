@@ -175,3 +175,17 @@ def test_the_trainer_stops_at_half_the_records_after_the_coupon_collector_number
         steps.append(cert.assumptions["steps_run"])
     expected = sum(32 / (32 - k) for k in range(16))
     assert abs(np.mean(steps) - expected) < 5 * np.std(steps) / np.sqrt(len(steps))
+
+
+def test_the_number_of_steps_depends_only_on_the_sampled_indices():
+    """τ is a function of the index sequence only: with the same seed, two unrelated data sets (and
+    labels) run the same number of steps and fresh steps, so reporting ``steps_run`` costs no privacy
+    and the running time's step count reveals nothing about the data."""
+    X, y = _task(n=40, seed=1)
+    X_other, y_other = _task(n=40, seed=2)
+    for seed in range(10):
+        runs = [sco_noisy_sgd(data, labels, loss=HingeLoss(), delta=1e-6, sigma=1.0, constraint=L2Ball(1.0),
+                              random_state=seed).certificate.assumptions
+                for data, labels in ((X, y), (X_other, -y_other))]
+        assert runs[0]["steps_run"] == runs[1]["steps_run"]
+        assert runs[0]["fresh_steps"] == runs[1]["fresh_steps"] == 20

@@ -105,14 +105,18 @@ def make_rng(random_state: None | int | np.random.Generator | np.random.RandomSt
 def prepare_training_inputs(
     X: NDArray, y: NDArray, *, loss, l2_regularization: float, epsilon: float | None, sigma: float | None,
     delta: float, data_norm: float, label_bound: float | None, strict: bool, require_smooth: bool = True,
-) -> tuple[NDArray[np.float64], NDArray[np.float64], list[str]]:
-    """The checks every mechanism starts with; returns X, y (clipped where needed) and certificate notes.
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The checks every mechanism starts with; returns X and y, clipped where needed.
 
     Exactly one of ``epsilon`` (a target) and ``sigma`` (a noise level) must be given; classification
     losses need labels in {−1, +1}; rows above ``data_norm`` and regression targets above
     ``label_bound`` are clipped with a :class:`PrivacyLeakWarning` (``strict``: ``ValueError``).
     ``require_smooth`` (every mechanism but ``sco_noisy_sgd``) refuses a loss without a finite
     smoothness constant, which the mechanism's step-size rule and certificate need.
+
+    How many rows or targets were clipped depends on the data, so it goes to the warning (seen by
+    the data holder) and never into the certificate, which is released with the model: a count of
+    clipped rows is itself a sensitivity-1 statistic published without noise.
     """
     if require_smooth and not loss.smooth:
         raise ValueError(f"the {loss.name} loss is not smooth, and this method needs a smooth loss "
@@ -127,9 +131,7 @@ def prepare_training_inputs(
         raise ValueError(f"l2_regularization must be finite and >= 0; got {l2_regularization!r}.")
     if loss.classification and not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError(f"the {loss.name} loss needs labels in {{-1, +1}}; got {np.unique(y)[:5]}.")
-    X, clipped_rows = enforce_norm_bound(X, data_norm, strict=strict)
-    notes = [f"{clipped_rows} rows clipped to data_norm"] if clipped_rows else []
+    X, _ = enforce_norm_bound(X, data_norm, strict=strict)
     if not loss.classification and label_bound is not None:
-        y, clipped_labels = enforce_label_bound(y, label_bound, strict=strict)
-        notes += [f"{clipped_labels} targets clipped to label_bound"] if clipped_labels else []
-    return X, y, notes
+        y, _ = enforce_label_bound(y, label_bound, strict=strict)
+    return X, y

@@ -1,4 +1,12 @@
-"""Constraint sets for projected training: the whole space, an L2 ball and an ℓ_p ball."""
+"""Constraint sets for projected training: the whole space, an L2 ball and an ℓ_p ball.
+
+Every set declares its geometry in ``euclidean_projection``: whether ``project`` is the Euclidean
+projection onto a closed convex set, hence 1-Lipschitz (non-expansive) in ℓ2.  The contraction and
+sensitivity certificates of the noisy-GD, noisy-SGD, output-perturbation and PNSGD mechanisms use
+that property (:func:`dpconvex.mechanisms._geometry.require_euclidean_projection` refuses the
+others); the ℓ_p ball's rescaling is the Bregman projection that mirror descent needs, not the
+Euclidean one.
+"""
 
 from __future__ import annotations
 
@@ -28,6 +36,11 @@ class Unconstrained:
     def is_constrained(self) -> bool:
         """False: iterates are never projected."""
         return False
+
+    @property
+    def euclidean_projection(self) -> bool:
+        """True: the identity is the Euclidean projection onto R^d, so it is 1-Lipschitz in ℓ2."""
+        return True
 
     def project(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
         """Return ``w`` unchanged."""
@@ -62,6 +75,11 @@ class L2Ball:
     @property
     def is_constrained(self) -> bool:
         """True: iterates are projected onto the ball."""
+        return True
+
+    @property
+    def euclidean_projection(self) -> bool:
+        """True: :meth:`project` is the Euclidean projection onto the ball, so it is 1-Lipschitz in ℓ2."""
         return True
 
     def project(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -107,6 +125,16 @@ class LpBall:
     def is_constrained(self) -> bool:
         """True: iterates are projected onto the ball."""
         return True
+
+    @property
+    def euclidean_projection(self) -> bool:
+        """Whether :meth:`project` is the Euclidean projection onto the ball (1-Lipschitz in ℓ2): only for p = 2.
+
+        For p < 2 the radial rescaling is the Bregman projection of ½‖·‖_p², not the closest point
+        in ℓ2, and it is not non-expansive in ℓ2 (two points can move further apart: see
+        ``tests/test_constraints.py``).  At p = 2 the rescaling is the Euclidean projection.
+        """
+        return self.p == 2.0
 
     def project(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
         """Rescale ``w`` onto the ball if ‖w‖_p > radius (the Bregman projection of ½‖·‖_p²)."""

@@ -12,6 +12,8 @@ References
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
@@ -42,6 +44,7 @@ def gdp_delta(epsilon: ArrayLike, mu: ArrayLike) -> NDArray[np.float64]:
     return np.clip(delta, 0.0, 1.0)
 
 
+@lru_cache(maxsize=4096)  # pure in (delta, mu); accountants re-ask for the same pair on every fit
 def gdp_epsilon(delta: float, mu: float) -> float:
     """Smallest ε ≥ 0 with δ(ε) ≤ ``delta`` for a μ-GDP mechanism (inverse of :func:`gdp_delta`).
 
@@ -68,6 +71,7 @@ def gdp_epsilon(delta: float, mu: float) -> float:
     return float(eps)
 
 
+@lru_cache(maxsize=4096)  # pure in (epsilon, delta)
 def gdp_mu(epsilon: float, delta: float) -> float:
     """Largest μ such that μ-GDP implies (ε, δ)-DP: the root of δ(ε; μ) = δ (Cor. 2.13).
 

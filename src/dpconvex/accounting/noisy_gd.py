@@ -4,7 +4,9 @@ A run is described by a frozen :class:`NoisyGDEvent` (hyperparameters and the as
 run satisfies).  Each bound in :data:`BOUNDS` states its theorem and its conditions; the
 accountant evaluates every bound whose conditions hold and keeps the smallest (best-of).
 
-Bounds (all for replace-one neighbours and a hidden trajectory: only θ_K is released):
+Bounds (all for replace-one neighbours; the mechanism releases θ_K only).  Each bound states its own
+release condition: the hidden-state bounds need θ_1..θ_{K−1} hidden, while composition holds even
+if every iterate is published (:data:`HIDDEN_STATE`, :data:`EVERY_ITERATE`):
 
 =================  =======================================================  ================================
 name               source                                                   conditions
@@ -37,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -183,7 +186,13 @@ class Bound:
     gdp_mu: Callable[[NoisyGDEvent], float] | None = None
 
 
-_BASE = ("replace-one neighbours", "only the last iterate released", "sum-gradient sensitivity S_g")
+#: Release condition of a hidden-state bound: it certifies the last iterate and nothing else.
+HIDDEN_STATE = "only the last iterate released; the intermediate iterates stay hidden"
+#: Release condition of a composition bound: it certifies the whole trajectory, hence any function of it.
+EVERY_ITERATE = "every iterate may be released, so any function of them (e.g. their mean) is covered"
+
+_BASE = ("replace-one neighbours", "sum-gradient sensitivity S_g")
+_HIDDEN = _BASE + (HIDDEN_STATE,)
 
 #: Registry of the bounds the accountant knows, keyed by name.
 BOUNDS: dict[str, Bound] = {
@@ -192,42 +201,42 @@ BOUNDS: dict[str, Bound] = {
         Bound(
             "composition",
             "Chourasia, Ye, Shokri 2021 (arXiv:2102.05855), App. E: RDP composition",
-            _BASE,
+            _BASE + (EVERY_ITERATE,),
             lambda e: [],
             lambda o, e: langevin.composition_rdp(o, *_args(e)),
         ),
         Bound(
             "theorem2",
             "Chourasia, Ye, Shokri 2021 (arXiv:2102.05855), Thm 2",
-            _BASE + ("tracing diffusions satisfy c-LSI (asserted by the caller)",),
+            _HIDDEN + ("tracing diffusions satisfy c-LSI (asserted by the caller)",),
             lambda e: [] if e.lsi_constant is not None else ["an asserted lsi_constant"],
             lambda o, e: langevin.theorem2_rdp(o, *_args(e), e.lsi_constant),
         ),
         Bound(
             "corollary1",
             "Chourasia, Ye, Shokri 2021 (arXiv:2102.05855), Cor. 1",
-            _BASE + ("λ-strongly convex, β-smooth loss", "η < 1/β", "θ₀ ~ Π_C(N(0, 2σ²/λ I))"),
+            _HIDDEN + ("λ-strongly convex, β-smooth loss", "η < 1/β", "θ₀ ~ Π_C(N(0, 2σ²/λ I))"),
             _unmet_corollary1,
             lambda o, e: langevin.corollary1_rdp(o, *_args(e), e.strong_convexity),
         ),
         Bound(
             "corollary2",
             "Chourasia, Ye, Shokri 2021 (arXiv:2102.05855), Cor. 2",
-            _BASE + ("loss ½‖θ − x‖² on R^d", "0 < η < 1", "data-independent start"),
+            _HIDDEN + ("loss ½‖θ − x‖² on R^d", "0 < η < 1", "data-independent start"),
             _unmet_quadratic,
             lambda o, e: langevin.corollary2_rdp(o, *_args(e)),
         ),
         Bound(
             "exact-quadratic",
             "Chourasia, Ye, Shokri 2021 (arXiv:2102.05855), Thm 3 (proof): exact divergence",
-            _BASE + ("loss ½‖θ − x‖² on R^d", "0 < η < 1", "data-independent start"),
+            _HIDDEN + ("loss ½‖θ − x‖² on R^d", "0 < η < 1", "data-independent start"),
             _unmet_quadratic,
             lambda o, e: langevin.exact_quadratic_rdp(o, *_args(e)),
         ),
         Bound(
             "gdp",
             "Bok, Su, Altschuler 2024 (arXiv:2403.00278), strongly convex NoisyGD: μ-GDP",
-            _BASE + ("λ-strongly convex, β-smooth loss", "0 < η < 2/β", "data-independent start"),
+            _HIDDEN + ("λ-strongly convex, β-smooth loss", "0 < η < 2/β", "data-independent start"),
             _unmet_gdp,
             lambda o, e: gdp.gdp_rdp(o, _gdp_mu(e)),
             _gdp_mu,
@@ -341,8 +350,20 @@ def calibrate_sigma(
     Bisection in log σ on ``account(replace(event, sigma=σ), delta, bound=bound).epsilon``, which
     is non-increasing in σ for every bound.  The returned σ is the upper end of the final
     bracket, so ``account(...).epsilon <= epsilon`` holds for it exactly (re-checked here).
-    ``event.sigma`` is ignored.
+    ``event.sigma`` is ignored.  With the default orders the result is cached (the function is
+    pure in its arguments and every fit of a configuration asks for the same σ).
     """
+    if orders is DEFAULT_ORDERS:
+        return _calibrate_default_orders(event, float(epsilon), float(delta), bound, float(rtol))
+    return _calibrate(event, epsilon, delta, bound, orders, rtol)
+
+
+@lru_cache(maxsize=256)
+def _calibrate_default_orders(event: NoisyGDEvent, epsilon: float, delta: float, bound: str, rtol: float) -> float:
+    return _calibrate(event, epsilon, delta, bound, DEFAULT_ORDERS, rtol)
+
+
+def _calibrate(event: NoisyGDEvent, epsilon: float, delta: float, bound: str, orders: ArrayLike, rtol: float) -> float:
     epsilon = float(epsilon)
     if not (np.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")

@@ -5,18 +5,21 @@ Convention (DP-SGD: noisy *sum* of per-example gradients).  Step k uses batch B_
     θ_{k+1} = Π_C(θ_k − η·[(1/b)(Σ_{i∈B_k} ∇ℓ(θ_k; z_i) + σ·ξ_k) + ∇r(θ_k)]),   ξ_k ~ N(0, I_d),
 
 with b the nominal batch size (Poisson: the expected batch size, q = b/n), r a data-independent
-regulariser (e.g. (λ/2)‖θ‖²), C = R^d or an L2 ball of diameter D, and θ₀ data-independent; only
-θ_T is released.  σ is the standard deviation of the noise added to the gradient *sum*;
-``sensitivity`` S_g = sup ‖∇ℓ(θ; z) − ∇ℓ(θ; z')‖ ≤ 2L under replace-one neighbours, and σ/(S_g/2)
-is the usual noise multiplier.  A step that uses the differing record moves the update by at most
-ηS_g/b against noise of sd ησ/b.  ``strong_convexity`` m and ``smoothness`` M must hold for every
-step objective F_B = (1/b)Σ_{i∈B} ℓ(·; z_i) + r (with batches of size ≤ b and r = (λ/2)‖θ‖²:
-m = λ, M = λ + β_ℓ always work).  Batches: ``"poisson"`` (each record independently with
-probability q at every step), ``"shuffled"`` (one uniformly random partition into l = ⌈n/b⌉
-disjoint batches, drawn once and cycled in the same order every epoch), ``"cyclic"`` (a fixed,
-public partition and order).  Steps: T = E·l in every mode.
+regulariser (e.g. (λ/2)‖θ‖²), C = R^d or an L2 ball of diameter D, and θ₀ data-independent; θ_T is
+released (or, certified by composition only, the mean of θ_1..θ_T).  σ is the standard deviation of
+the noise added to the gradient *sum*; ``sensitivity`` S_g = sup ‖∇ℓ(θ; z) − ∇ℓ(θ; z')‖ ≤ 2L under
+replace-one neighbours, and σ/(S_g/2) is the usual noise multiplier.  A step that uses the differing
+record moves the update by at most ηS_g/b against noise of sd ησ/b.  ``strong_convexity`` m and
+``smoothness`` M must hold for every step objective F_B = (1/b)Σ_{i∈B} ℓ(·; z_i) + r (with batches
+of size ≤ b and r = (λ/2)‖θ‖²: m = λ, M = λ + β_ℓ always work).  Batches: ``"poisson"`` (each record
+independently with probability q at every step), ``"shuffled"`` (one uniformly random partition into
+l = ⌈n/b⌉ disjoint batches, drawn once and cycled in the same order every epoch), ``"cyclic"`` (a
+fixed, public partition and order).  Steps: T = E·l in every mode.
 
-Bounds (replace-one neighbours, last iterate released)
+Bounds (replace-one neighbours).  Each states its release condition: composition holds with every
+iterate published (so the mean of the iterates is covered); the hidden-state bounds only with
+θ_1..θ_{T−1} hidden (:data:`~dpconvex.accounting.noisy_gd.HIDDEN_STATE`,
+:data:`~dpconvex.accounting.noisy_gd.EVERY_ITERATE`).
 
 =================  ===============================================  =====================================
 name               source                                           conditions
@@ -82,7 +85,7 @@ import numpy as np
 
 from . import gdp
 from . import noisy_sgd_bounds as nb
-from .noisy_gd import PrivacyAccount
+from .noisy_gd import EVERY_ITERATE, HIDDEN_STATE, PrivacyAccount
 from .rdp import validate_delta
 
 __all__ = [
@@ -197,7 +200,8 @@ class SGDBound:
     delta: Callable[[NoisySGDEvent, float], float] | None = None
 
 
-_BASE = ("replace-one neighbours", "data-independent start θ₀", "only θ_T released")
+_BASE = ("replace-one neighbours", "data-independent start θ₀")
+_HIDDEN = _BASE + (HIDDEN_STATE,)
 
 
 def _needs_disjoint(e: NoisySGDEvent) -> list[str]:
@@ -261,7 +265,7 @@ BOUNDS: dict[str, SGDBound] = {
             "composition over all T steps: dp-accounting PLD of PoissonSampledDpEvent (REPLACE_ONE) for "
             "Poisson; sqrt(E)-fold Gaussian composition (Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 3.3) "
             "for disjoint batches",
-            _BASE + ("every iterate may be released", "Poisson: per-example gradients clipped to sensitivity/2"),
+            _BASE + (EVERY_ITERATE, "Poisson: per-example gradients clipped to sensitivity/2"),
             _unmet_composition,
             epsilon=_composition_epsilon,
             delta=_composition_delta,
@@ -269,7 +273,7 @@ BOUNDS: dict[str, SGDBound] = {
         SGDBound(
             "bok-cgd",
             "Bok, Su, Altschuler 2024 (arXiv:2403.00278), Thm 4.5: NoisyCGD on strongly convex losses is μ-GDP",
-            _BASE + ("m-strongly convex, M-smooth step objectives, 0 < η < 2/M",
+            _HIDDEN + ("m-strongly convex, M-smooth step objectives, 0 < η < 2/M",
                      "disjoint batches cycled in one order (a shuffled partition need not stay secret)"),
             _unmet_bok,
             mu=lambda e: float(nb.bok_cgd_mu(e.sensitivity, e.sigma, e.contraction, e.batches, e.epochs)),
@@ -278,7 +282,7 @@ BOUNDS: dict[str, SGDBound] = {
             "exact-quadratic",
             "exact Gaussian law of the loss ½‖θ − x‖² under cyclic batches (worst batch; Chourasia et al. "
             "2021, arXiv:2102.05855, Thm 3 proof)",
-            _BASE + ("loss ½‖θ − x‖² plus a ridge term on R^d", "equal batches", "0 < η < 2/M"),
+            _HIDDEN + ("loss ½‖θ − x‖² plus a ridge term on R^d", "equal batches", "0 < η < 2/M"),
             _unmet_quadratic,
             mu=lambda e: float(nb.exact_quadratic_cyclic_mu(
                 e.sensitivity, e.sigma, 1.0 - e.step_size * e.smoothness, e.batches, e.epochs)),

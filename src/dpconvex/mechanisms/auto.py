@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 from ..constraints import Constraint, Unconstrained
 from ..losses import Loss
 from .._validation import prepare_training_inputs
+from ._geometry import require_euclidean_projection
 from .noisy_gd import TrainingResult, noisy_gd, plan_noisy_gd
 from .noisy_sgd import noisy_sgd, plan_noisy_sgd
 
@@ -79,8 +80,12 @@ def select_method(n: int, dimension: int, *, loss: Loss, l2_regularization: floa
     """The candidate with the least released noise: (label, trainer, its options incl. σ, the reason).
 
     Candidates whose planning fails (a condition of the loss or data bounds) are skipped and named
-    in the reason; if every candidate fails, ``ValueError`` lists why.
+    in the reason; if every candidate fails, ``ValueError`` lists why.  A constraint whose projection
+    is not Euclidean fits no candidate and is refused up front
+    (:func:`._geometry.require_euclidean_projection`).
     """
+    if constraint != "auto":
+        require_euclidean_projection(constraint, "auto")
     common = dict(loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, delta=delta, data_norm=data_norm,
                   label_bound=label_bound, constraint=constraint)
     planned, skipped = {}, {}
@@ -124,13 +129,13 @@ def auto(
     """
     if epsilon is None:
         raise ValueError("method='auto' needs a target epsilon (sigma is not comparable across mechanisms).")
-    X, y, notes = prepare_training_inputs(X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon,
-                                      sigma=None, delta=delta, data_norm=data_norm, label_bound=label_bound,
-                                      strict=strict)
+    X, y = prepare_training_inputs(X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon,
+                                   sigma=None, delta=delta, data_norm=data_norm, label_bound=label_bound,
+                                   strict=strict)
     n, dimension = X.shape
     _, trainer, options, reason = select_method(n, dimension, loss=loss, l2_regularization=l2_regularization,
                                                 epsilon=epsilon, delta=delta, data_norm=data_norm,
                                                 label_bound=label_bound, constraint=constraint)
     result = trainer(X, y, loss=loss, l2_regularization=l2_regularization, delta=delta, data_norm=data_norm,
                      label_bound=label_bound, strict=strict, random_state=random_state, **options)
-    return TrainingResult(coef=result.coef, certificate=result.certificate.with_notes(*notes, reason))
+    return TrainingResult(coef=result.coef, certificate=result.certificate.with_notes(reason))

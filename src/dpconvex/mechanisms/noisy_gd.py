@@ -25,6 +25,7 @@ from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, Unconstrained
 from ..losses import Loss, QuadraticDistanceLoss
 from .._validation import make_rng, prepare_training_inputs
+from ._geometry import require_euclidean_projection
 
 __all__ = ["TrainingResult", "noisy_gd", "plan_noisy_gd", "default_step_size", "default_iterations", "comparator_norm_bound"]
 
@@ -108,8 +109,10 @@ def plan_noisy_gd(
     """Resolve the defaults of :func:`noisy_gd` and calibrate σ, without touching any data.
 
     Parameters are those of :func:`noisy_gd` (``n`` and ``dimension`` are the data's shape); the
-    returned event carries the resolved step size, iterations, initialisation and σ.
+    returned event carries the resolved step size, iterations, initialisation and σ.  A constraint
+    whose projection is not Euclidean is refused (:func:`._geometry.require_euclidean_projection`).
     """
+    require_euclidean_projection(constraint, "noisy_gd")
     constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
 
     if step_size == "auto":
@@ -203,7 +206,8 @@ def noisy_gd(
         :func:`default_iterations` (K* capped by the convex early-stopping optimum).  Both need
         ``epsilon`` and λ > 0.
     constraint : Unconstrained or L2Ball
-        The set C of the projection.
+        The set C of the projection, which must be the Euclidean one (non-expansive in ℓ2, as
+        every bound uses): an ``LpBall`` with p < 2 raises ``ValueError``.
     bound : str
         ``"best"`` (minimum over every applicable bound) or a name from
         :data:`dpconvex.accounting.noisy_gd.BOUNDS`.
@@ -216,10 +220,11 @@ def noisy_gd(
         ``None`` (default) draws noise from an OS-seeded generator — the only choice for a
         release.  A seed makes runs reproducible, for experiments and tests.
     """
-    X, y, notes = prepare_training_inputs(
+    X, y = prepare_training_inputs(
         X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, sigma=sigma, delta=delta,
         data_norm=data_norm, label_bound=label_bound, strict=strict,
     )
+    notes: list[str] = []
     n, dimension = X.shape
     event = plan_noisy_gd(n, dimension, loss=loss, l2_regularization=l2_regularization, delta=delta, epsilon=epsilon,
                           sigma=sigma, data_norm=data_norm, label_bound=label_bound, step_size=step_size,

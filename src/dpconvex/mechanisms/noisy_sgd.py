@@ -37,6 +37,7 @@ from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, L2Ball, Unconstrained
 from ..losses import Loss, QuadraticDistanceLoss
 from .._validation import make_rng, prepare_training_inputs
+from ._geometry import require_euclidean_projection
 from .noisy_gd import TrainingResult, comparator_norm_bound
 
 __all__ = ["noisy_sgd", "plan_noisy_sgd", "NoisySGDPlan", "default_batch_size", "default_step_size",
@@ -140,7 +141,8 @@ def plan_noisy_sgd(
 
     Parameters are those of :func:`noisy_sgd` (``n`` and ``dimension`` are the data's shape).
     Raises ``ValueError`` naming the parameter and its valid range, or the unmet conditions of a
-    requested bound.
+    requested bound; a constraint whose projection is not Euclidean is refused
+    (:func:`._geometry.require_euclidean_projection`).
     """
     if batching not in accountant.BATCHINGS:
         raise ValueError(f"batching must be one of {accountant.BATCHINGS}; got {batching!r}.")
@@ -157,6 +159,7 @@ def plan_noisy_sgd(
     if clip_norm is not None and not (isinstance(clip_norm, numbers.Real) and math.isfinite(clip_norm) and clip_norm > 0):
         raise ValueError(f"clip_norm must be None or finite and > 0; got {clip_norm!r}.")
     constraint = _resolve_constraint(constraint, loss, l2_regularization, data_norm, label_bound)
+    require_euclidean_projection(constraint, "noisy_sgd")
     constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
     lipschitz, sensitivity = constants.lipschitz, constants.gradient_sensitivity
     strong_convexity = constants.strong_convexity
@@ -285,7 +288,8 @@ def noisy_sgd(
         :func:`default_step_size`.  The step must lie in (0, 2/M).
     constraint : Constraint or "auto", default="auto"
         The L2 ball of the projection; ``"auto"`` is the ball of radius √(2ℓ(0)/λ), which holds the
-        regularised minimiser (unconstrained when λ = 0).
+        regularised minimiser (unconstrained when λ = 0).  The bounds use a non-expansive
+        (Euclidean) projection: an ``LpBall`` with p < 2 raises ``ValueError``.
     clip_norm : float, optional
         Clip every per-example gradient to this L2 norm (for losses without a finite Lipschitz
         constant on the domain); the sensitivity becomes min(2·clip_norm, declared).
@@ -302,10 +306,11 @@ def noisy_sgd(
     random_state : None, int or Generator
         ``None`` (the only choice for a release) draws batches and noise from an OS-seeded generator.
     """
-    X, y, notes = prepare_training_inputs(
+    X, y = prepare_training_inputs(
         X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, sigma=sigma, delta=delta,
         data_norm=data_norm, label_bound=label_bound, strict=strict,
     )
+    notes: list[str] = []
     n, dimension = X.shape
     plan = plan_noisy_sgd(n, dimension, loss=loss, l2_regularization=l2_regularization, delta=delta, epsilon=epsilon,
                           sigma=sigma, data_norm=data_norm, label_bound=label_bound, batching=batching,

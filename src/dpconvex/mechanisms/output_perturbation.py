@@ -31,6 +31,7 @@ from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, Unconstrained
 from ..losses import Loss
 from .._validation import make_rng, prepare_training_inputs
+from ._geometry import require_euclidean_projection
 from .noisy_gd import TrainingResult
 
 __all__ = ["VARIANTS", "output_perturbation_sgd", "nsgd", "rsgd_ar", "outpert_gd"]
@@ -88,7 +89,8 @@ def output_perturbation_sgd(
     X, y, loss, l2_regularization, delta, epsilon, sigma, data_norm, label_bound, constraint, strict, random_state
         As in :func:`dpconvex.mechanisms.noisy_gd` (give exactly one of ``epsilon`` and ``sigma``;
         σ is the standard deviation of the output noise N(0, σ² I); the objective must be strongly
-        convex, i.e. λ > 0 except for the quadratic loss).
+        convex, i.e. λ > 0 except for the quadratic loss).  The sensitivity replay needs a
+        non-expansive (Euclidean) projection: an ``LpBall`` with p < 2 raises ``ValueError``.
     variant : {"nsgd", "rsgd_ar", "outpert_gd"}
         See the module docstring.
     batch_size : int or "auto"
@@ -103,7 +105,8 @@ def output_perturbation_sgd(
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}; got {variant!r}.")
-    X, y, notes = prepare_training_inputs(
+    require_euclidean_projection(constraint, variant)  # Δ[j] contracts by ρ through non-expansive projections
+    X, y = prepare_training_inputs(
         X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, sigma=sigma, delta=delta,
         data_norm=data_norm, label_bound=label_bound, strict=strict,
     )
@@ -173,14 +176,15 @@ def output_perturbation_sgd(
             "averaging_interval": schedule.averaging_interval, "permuted": event.permuted,
             "sensitivity_max": float(sensitivities.max()), "sensitivity_min": float(sensitivities.min()),
             "constraint": constraint.describe(), "neighbouring": "replace-one",
-            "released": "final (averaged) iterate + N(0, sigma^2 I); batches and permutation kept secret",
+            "released": "w_T + N(0, sigma^2 I), w_T the final iterate of the schedule"
+                        + (" (after RSGD-AR's averaging restarts); the permutation kept secret" if event.permuted
+                           else ""),
         },
         order=privacy.order,
         conversion=privacy.conversion,
         sigma=event.sigma,
         iterations=int(epochs) * len(schedule.batch_sizes),
         candidates=privacy.candidates,
-        notes=tuple(notes),
     )
     return TrainingResult(coef=released, certificate=certificate)
 

@@ -7,7 +7,9 @@ Update (the convention of every number in the certificate)::
 record d_k = row k of ``X`` used at step k only (one pass, in the given order), x_0 = 0,
 Z_k ~ N(0, σ² I) (``noise="gaussian"``) or Lap(0, b) (``noise="laplace"``, d = 1 only), so the noise
 actually added to the parameters is η·Z_k.  Only x_n is released — or, with ``random_stop=True``,
-x_T for a secret T ~ Unif{1..n} that is never reported.
+x_T for a secret T ~ Unif{1..n} that is never reported.  The run always takes all n steps and, with
+random stopping, keeps a copy of x_T (a masked copy at every step), so the work done — the number of
+gradient evaluations and noise draws — does not reveal T.
 
 Privacy (arXiv:2001.06546): record t gets δ_t(ε) = θ₁·θ_c^{n−t} (Thm 4 / Thm 3) or, with random
 stopping, (θ₁/n)·Σ_{j=0}^{n−t} θ_c^j (Thm 5).  Translation to our losses: the paper's ℓ is our
@@ -32,6 +34,7 @@ from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, L2Ball
 from ..losses import Loss
 from .._validation import make_rng, prepare_training_inputs
+from ._geometry import require_euclidean_projection
 from .noisy_gd import TrainingResult, comparator_norm_bound
 
 __all__ = ["pnsgd", "default_step_size", "NOISES"]
@@ -87,7 +90,10 @@ def _check_options(noise: str, dimension: int, constraint: Constraint | str, ran
         )
     if not isinstance(random_stop, bool):
         raise ValueError(f"random_stop must be True or False; got {random_stop!r}.")
-    if constraint != "auto" and not (isinstance(constraint, L2Ball)):
+    if constraint == "auto":
+        return
+    require_euclidean_projection(constraint, "pnsgd")
+    if not isinstance(constraint, L2Ball):
         raise ValueError(
             "constraint must be 'auto' or an L2Ball: PNSGD's contraction bound needs a bounded set K of finite "
             f"diameter (an interval when d = 1); got {constraint!r}."
@@ -134,7 +140,9 @@ def pnsgd(
     noise : {"gaussian", "laplace"}
         Laplace noise needs d = 1 (Thm 3); anything else is refused.
     random_stop : bool
-        Release x_T for a secret T ~ Unif{1..n} (Thm 5) instead of x_n.
+        Release x_T for a secret T ~ Unif{1..n} (Thm 5) instead of x_n.  All n steps are run
+        either way and x_T is kept, so the running time does not depend on T (it would otherwise
+        leak the stopping time that Thm 5 needs hidden).
     data_norm, label_bound : float
         Declared bounds on ‖x‖₂ and |y| (``label_bound`` only for regression losses).
     step_size : float or "auto"
@@ -152,10 +160,11 @@ def pnsgd(
     TrainingResult
         ``coef`` and a certificate whose ``record_profile[t − 1]`` is δ_t at the certified ε.
     """
-    X, y, notes = prepare_training_inputs(
+    X, y = prepare_training_inputs(
         X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, sigma=sigma, delta=delta,
         data_norm=data_norm, label_bound=label_bound, strict=strict,
     )
+    notes: list[str] = []
     n, dimension = X.shape
     _check_options(noise, dimension, constraint, random_stop)
     if constraint == "auto":
@@ -199,12 +208,14 @@ def pnsgd(
     composition = _one_step_epsilon(noise, constants.gradient_sensitivity, level, delta)
 
     rng = make_rng(random_state)
-    steps = int(rng.integers(1, n + 1)) if random_stop else n
+    stop = int(rng.integers(1, n + 1)) if random_stop else n
     draw = (lambda: rng.normal(0.0, level, dimension)) if noise == "gaussian" else (lambda: rng.laplace(0.0, level, 1))
     theta = np.zeros(dimension)
-    for k in range(steps):
-        gradient = loss.per_example_gradients(theta, X[k:k + 1], y[k:k + 1])[0] + l2_regularization * theta
+    released = np.zeros(dimension)
+    for k in range(1, n + 1):  # all n steps whatever T is: the work done must not reveal T
+        gradient = loss.per_example_gradients(theta, X[k - 1:k], y[k - 1:k])[0] + l2_regularization * theta
         theta = constraint.project(theta - step_size * (gradient + draw()))
+        np.copyto(released, theta, where=k == stop)  # the same masked copy at every step
 
     rho = accountant.gradient_step_lipschitz(step_size, constants.smoothness, constants.strong_convexity)
     if rho >= 1.0:
@@ -251,4 +262,4 @@ def pnsgd(
         notes=tuple(notes),
         record_profile=tuple(float(v) for v in profile),
     )
-    return TrainingResult(coef=theta, certificate=certificate)
+    return TrainingResult(coef=released, certificate=certificate)

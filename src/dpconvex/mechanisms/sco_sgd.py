@@ -120,10 +120,11 @@ def sco_noisy_sgd(
     if not (isinstance(l2_regularization, numbers.Real) and math.isfinite(l2_regularization)
             and l2_regularization >= 0):
         raise ValueError(f"l2_regularization must be finite and >= 0; got {l2_regularization!r}.")
-    X, y, notes = prepare_training_inputs(
+    X, y = prepare_training_inputs(
         X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, sigma=sigma, delta=delta,
         data_norm=data_norm, label_bound=label_bound, strict=strict, require_smooth=False,
     )
+    notes: list[str] = []
     n, dimension = X.shape
     if n < 2:
         raise ValueError(f"sco_noisy_sgd needs n >= 2 records; got {n}.")
