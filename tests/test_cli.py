@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 from dpconvex.accounting import noisy_gd as accountant
+from dpconvex.certificate import NO_GUARANTEE
 from dpconvex.cli import main
+from dpconvex.datasets.holdout import HELD_OUT_NOTE
 from dpconvex.exceptions import DataDependentPreprocessingWarning
 
 # Chourasia et al. 2021, Figure 1 caption: n, S_g, λ, β, η, σ, K.
@@ -178,40 +180,48 @@ def _write_schema(path: Path) -> Path:
     return path
 
 
-def _mentions_data_dependent_preprocessing(notes) -> bool:
-    return any("preprocessing" in note and "read from the private data" in note for note in notes)
+def _voided(notes) -> bool:
+    return any(note.startswith(NO_GUARANTEE) for note in notes)
 
 
-def _check_train_payload(payload):
+def _check_train_payload(payload, epsilon_bound=0.1):  # the default --epsilon
     assert {"test_accuracy", "certificate"} <= set(payload)
     assert 0.0 <= payload["test_accuracy"] <= 1.0
     assert payload["n_train"] + payload["n_test"] == ROWS
     assert payload["n_test"] == pytest.approx(0.2 * ROWS, abs=1)
     certificate = payload["certificate"]
-    assert certificate["epsilon"] == payload["epsilon"] <= 0.1  # the default --epsilon
+    assert certificate["epsilon"] == payload["epsilon"]
     assert certificate["delta"] == payload["delta"] == 1e-8
     assert certificate["theorem"]
+    assert HELD_OUT_NOTE in certificate["notes"]
+    if epsilon_bound is not None:
+        assert payload["epsilon"] <= epsilon_bound
     return certificate
 
 
-def test_train_csv_without_schema_records_data_dependent_preprocessing(tmp_path, capsys):
+def test_train_csv_without_schema_reports_no_guarantee(tmp_path, capsys):
+    """Bounds and categories read from the file: epsilon = inf ("inf" in JSON), with the reason."""
     data = _write_csv(tmp_path / "data.csv")
     with pytest.warns(DataDependentPreprocessingWarning):
         payload = _run_json(capsys, ["train", "--csv", str(data), "--target", "label", "--json", "--seed", "0"])
-    certificate = _check_train_payload(payload)
-    assert _mentions_data_dependent_preprocessing(certificate["notes"])
+    certificate = _check_train_payload(payload, epsilon_bound=None)
+    assert payload["epsilon"] == certificate["epsilon"] == certificate["composition_epsilon"] == "inf"
+    assert set(certificate["candidates"].values()) == {"inf"}
+    assert _voided(certificate["notes"])
+    assert any("positive label" in note for note in certificate["notes"])  # --positive was not given
     assert payload["dataset"] == str(data)
 
 
 @pytest.mark.filterwarnings("error::dpconvex.exceptions.DataDependentPreprocessingWarning")
 @pytest.mark.parametrize("with_target", [False, True], ids=["schema-only", "schema-and-target"])
-def test_train_csv_with_schema_has_no_data_dependent_note(tmp_path, capsys, with_target):
+def test_train_csv_with_schema_keeps_the_guarantee(tmp_path, capsys, with_target):
     data = _write_csv(tmp_path / "data.csv")
     schema = _write_schema(tmp_path / "schema.json")
     argv = ["train", "--csv", str(data), "--schema", str(schema), "--json", "--seed", "0"]
     payload = _run_json(capsys, argv + (["--target", "label"] if with_target else []))
     certificate = _check_train_payload(payload)
-    assert not _mentions_data_dependent_preprocessing(certificate["notes"])
+    assert not _voided(certificate["notes"])
+    assert not any("label set" in note for note in certificate["notes"])  # train declares classes=[-1, 1]
 
 
 def test_train_csv_errors_exit_2(tmp_path, capsys):
@@ -230,7 +240,7 @@ def test_train_adult_default(capsys):
     assert payload["delta"] == 1e-8
     assert payload["theorem"].strip()
     assert payload["certificate"]["epsilon"] == payload["epsilon"]
-    assert not _mentions_data_dependent_preprocessing(payload["certificate"]["notes"])
+    assert not _voided(payload["certificate"]["notes"])
 
 
 # ----------------------------------------------------------------------------- reproduce

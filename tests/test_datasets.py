@@ -230,7 +230,7 @@ def test_infer_warns_and_reads_data() -> None:
     frame = pd.DataFrame(
         {"n": [3, -1, 7], "c": ["b", "a", "b"], "t": ["<=50K", ">50K", "<=50K"]}
     )
-    with pytest.warns(DataDependentPreprocessingWarning, match="NOT covered"):
+    with pytest.warns(DataDependentPreprocessingWarning, match="read the positive label.*epsilon = inf"):
         schema = TabularSchema.infer(frame, "t")
     assert schema.data_dependent
     assert schema.positive_label == ">50K"
@@ -244,8 +244,9 @@ def test_infer_requires_positive_label_unless_binary() -> None:
     frame = pd.DataFrame({"n": [1, 2, 3], "t": ["a", "b", "c"]})
     with pytest.raises(ValueError, match="positive_label"):
         TabularSchema.infer(frame, "t")
-    with pytest.warns(DataDependentPreprocessingWarning):
+    with pytest.warns(DataDependentPreprocessingWarning) as caught:
         assert TabularSchema.infer(frame, "t", positive_label="a").positive_label == "a"
+    assert "positive label" not in str(caught[0].message)  # given, not read from the data
 
 
 def test_read_csv_with_and_without_schema(tmp_path) -> None:
@@ -272,3 +273,28 @@ def test_schema_from_dict_rejects_bad_keys() -> None:
         TabularSchema.from_dict({"target": "t"})
     with pytest.raises(ValueError, match="numeric"):
         TabularSchema.from_dict({"target": "t", "positive_label": "y", "numeric": {}})
+
+
+def test_held_out_split_does_not_depend_on_the_labels(tmp_path) -> None:
+    """Relabelling one record leaves the split alone, so neighbouring files give neighbouring training sets.
+
+    A split stratified by label fails this: the class counts change, and with them which rows train.
+    """
+    from dpconvex.datasets.holdout import load_train_test
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.uniform(0, 10, 60).round(3), "z": rng.uniform(0, 10, 60).round(3),
+                          "label": rng.choice(["yes", "no"], 60)})
+    schema = tmp_path / "schema.json"
+    declared = {"target": "label", "positive_label": "yes", "numerical": {"x": [0, 10], "z": [0, 10]}}
+    schema.write_text(json.dumps(declared))
+    splits = []
+    for flip in (False, True):
+        if flip:
+            frame.loc[0, "label"] = "no" if frame.loc[0, "label"] == "yes" else "yes"
+        frame.to_csv(tmp_path / "data.csv", index=False)
+        splits.append(load_train_test(csv=str(tmp_path / "data.csv"), schema=str(schema), seed=3))
+    (X_train, X_test, _, _, reasons), (X_train2, X_test2, _, _, _) = splits
+    assert reasons == ()
+    np.testing.assert_array_equal(X_train, X_train2)
+    np.testing.assert_array_equal(X_test, X_test2)

@@ -91,7 +91,8 @@ def _data_for(cls, n=60, d=3, seed=0):
 
 NON_DEFAULT = {
     PrivateLogisticRegression: dict(epsilon=2.5, delta=1e-6, data_norm=2.0, l2_regularization=0.01,
-                                    iterations=50, step_size=0.5, fit_intercept=True, random_state=3),
+                                    iterations=50, step_size=0.5, fit_intercept=True, classes=["pos", "neg"],
+                                    random_state=3),
     PrivateHuberSVC: dict(epsilon=0.5, delta=1e-5, data_norm=1.5, l2_regularization=0.05,
                           iterations="theorem4", huber_h=0.25, strict=True, random_state=7),
     PrivateRidge: dict(epsilon=3.0, delta=1e-7, data_norm=1.0, label_bound=2.0, l2_regularization=0.1,
@@ -281,6 +282,12 @@ def _bad_input_cases():
         ("huber_h=0", SVC(huber_h=0), X, y_class, r"'huber_h' parameter"),
         ("label_bound=0", RIDGE(label_bound=0), X, y_real, r"'label_bound' parameter"),
         ("radius=-1", RIDGE(radius=-1), X, y_real, r"'radius' parameter"),
+        ("classes=string", LR(classes="ab"), X, y_class, r"'classes' parameter must be one of None or an instance"),
+        ("classes-three", LR(classes=[0, 1, 2]), X, y_class, r"'classes' parameter must be None or two distinct"),
+        ("classes-repeated", SVC(classes=[1, 1]), X, y_class, r"'classes' parameter must be None or two distinct"),
+        ("classes-2d", LR(classes=[[0, 1]]), X, y_class, r"'classes' parameter must be None or two distinct"),
+        ("label-outside-classes", LR(classes=[0, 1]), X, np.arange(40) % 3, r"outside classes=\[0, 1\]: \[2\]"),
+        ("label-outside-classes-svc", SVC(classes=["a", "b"]), X, y_class, r"outside classes=\['a', 'b'\]"),
     ]
     return [pytest.param(est, X_, y_, match, id=case_id) for case_id, est, X_, y_, match in rows]
 
@@ -300,12 +307,13 @@ def _too_long_rows(cls):
 
 @pytest.mark.parametrize("fit_intercept", [False, True], ids=["no-intercept", "intercept"])
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
-def test_rows_above_data_norm_warn_and_are_recorded(cls, fit_intercept):
+def test_rows_above_data_norm_warn_with_the_count_kept_out_of_the_certificate(cls, fit_intercept):
     X, y = _too_long_rows(cls)
     estimator = cls(fit_intercept=fit_intercept, random_state=0)
-    with pytest.warns(PrivacyLeakWarning, match="data_norm"):
+    with pytest.warns(PrivacyLeakWarning, match="5 of .* rows have L2 norm above data_norm"):
         estimator.fit(X, y)
-    assert any("5 rows clipped to data_norm" in note for note in estimator.privacy_report_.notes)
+    # The count depends on the data: the user sees it in the warning, the released certificate never does.
+    assert not any("clipped" in note for note in estimator.privacy_report_.notes)
     assert estimator.privacy_report_.epsilon <= estimator.epsilon
 
 
@@ -324,11 +332,42 @@ def test_ridge_targets_above_label_bound_warn():
     y = y.copy()
     y[:3] = [2.0, -1.5, 1.2]
     estimator = PrivateRidge(random_state=0)
-    with pytest.warns(PrivacyLeakWarning, match="label_bound"):
+    with pytest.warns(PrivacyLeakWarning, match="3 of .* targets have .* above label_bound"):
         estimator.fit(X, y)
-    assert any("3 targets clipped to label_bound" in note for note in estimator.privacy_report_.notes)
+    assert not any("clipped" in note for note in estimator.privacy_report_.notes)
     with pytest.raises(ValueError, match="label_bound"):
         clone(estimator).set_params(strict=True).fit(X, y)
+
+
+# ----------------------------------------------------------------------------- the label set
+ALL_CLASSIFIERS = (*CLASSIFIERS, PrivateLinearSVC)
+
+
+@pytest.mark.parametrize("cls", ALL_CLASSIFIERS, ids=lambda c: c.__name__)
+def test_label_set_read_from_y_is_a_noted_condition(cls):
+    """classes=None: ε is kept, and the notes state that the guarantee assumes the label set public."""
+    X, y = _data_for(PrivateLogisticRegression)
+    read = cls(random_state=0).fit(X, y)
+    declared = cls(classes=["pos", "neg"], random_state=0).fit(X, y)
+    expected = ("label set {'neg', 'pos'} read from y: the guarantee assumes it is public (the same on "
+                "neighbouring data sets); pass classes=['neg', 'pos'] to declare it")
+    assert expected in read.privacy_report_.notes
+    assert not any("label set" in note for note in declared.privacy_report_.notes)
+    assert read.privacy_report_.epsilon == declared.privacy_report_.epsilon <= 1.0
+    np.testing.assert_array_equal(read.coef_, declared.coef_)  # same labels, same model
+    np.testing.assert_array_equal(declared.classes_, ["neg", "pos"])  # sorted: "pos" is the positive class
+    assert declared.get_params()["classes"] == ["pos", "neg"]  # fit did not sort the parameter
+
+
+@pytest.mark.parametrize("cls", ALL_CLASSIFIERS, ids=lambda c: c.__name__)
+def test_declared_classes_accept_a_training_set_with_one_of_them(cls):
+    """The label set is public, so a sample holding one class only trains (it would raise with classes=None)."""
+    X, _ = _data_for(PrivateLogisticRegression)
+    estimator = cls(classes=[-1, 1], random_state=0).fit(X, np.ones(len(X), dtype=int))
+    np.testing.assert_array_equal(estimator.classes_, [-1, 1])
+    assert set(estimator.predict(X)) <= {-1, 1}
+    with pytest.raises(ValueError, match="exactly two classes"):
+        cls(random_state=0).fit(X, np.ones(len(X), dtype=int))
 
 
 # ----------------------------------------------------------------------------- data_norm from the data
@@ -529,8 +568,8 @@ def test_output_perturbation_ridge_fits_a_linear_signal(method):
 def test_output_perturbation_rows_above_data_norm_warn_and_strict_refuses(method):
     X, y = _too_long_rows(PrivateLogisticRegression)
     estimator = PrivateLogisticRegression(method=method, random_state=0)
-    with pytest.warns(PrivacyLeakWarning, match="data_norm"):
+    with pytest.warns(PrivacyLeakWarning, match="5 of .* rows have L2 norm above data_norm"):
         estimator.fit(X, y)
-    assert any("5 rows clipped to data_norm" in note for note in estimator.privacy_report_.notes)
+    assert not any("clipped" in note for note in estimator.privacy_report_.notes)
     with pytest.raises(ValueError, match="data_norm"):
         clone(estimator).set_params(strict=True).fit(X, y)

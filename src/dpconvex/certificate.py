@@ -9,7 +9,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PrivacyCertificate"]
+__all__ = ["NO_GUARANTEE", "PrivacyCertificate"]
+
+#: Start of the note :meth:`PrivacyCertificate.without_guarantee` adds.
+NO_GUARANTEE = "no differential-privacy guarantee"
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,8 @@ class PrivacyCertificate:
     composition_epsilon : float
         ε of the composition baseline (every iterate published), for comparison.
     notes : tuple of str
-        Anything the user must know: clipped rows, data-dependent preprocessing, …
+        Anything the user must know: clipped rows, conditions such as a label set read from the
+        data, and, when ε = ``inf``, why (:meth:`without_guarantee`).
     record_profile : tuple of float
         Per-record guarantees where they differ by record (``pnsgd``): entry t − 1 is δ_t at the
         certified ε for the record in row t; ``delta`` is their maximum.  Empty when every record
@@ -66,13 +70,38 @@ class PrivacyCertificate:
     notes: tuple[str, ...] = ()
     record_profile: tuple[float, ...] = ()
 
-    def with_notes(self, *notes: str, epsilon: float | None = None) -> "PrivacyCertificate":
-        """A copy with extra notes (and, if given, a replaced ε — only ever larger)."""
-        values = asdict(self)
-        values["notes"] = tuple(self.notes) + tuple(notes)
-        if epsilon is not None:
-            values["epsilon"] = max(epsilon, self.epsilon)
-        return PrivacyCertificate(**values)
+    def with_notes(self, *notes: str) -> "PrivacyCertificate":
+        """A copy with extra notes; ε is unchanged (only :meth:`without_guarantee` changes it)."""
+        return self._copy(notes=(*self.notes, *notes))
+
+    def without_guarantee(self, reason: str) -> "PrivacyCertificate":
+        """A copy that certifies nothing: ε = ``inf``, with the note ``"no differential-privacy guarantee: <reason>"``.
+
+        The one way to void a certificate, used wherever a bound, scale, category set or label set
+        was read from the private data (the theorem assumed it public).  Every ε the certificate
+        states (``epsilon``, ``composition_epsilon``, ``candidates``) becomes ``inf``; the rest is
+        kept to show what the run would have certified with that constant declared in advance.
+        ε only ever grows: a void certificate stays void.
+
+        Parameters
+        ----------
+        reason : str
+            What was read from the data, and how to declare it instead.
+
+        Returns
+        -------
+        PrivacyCertificate
+        """
+        return self._copy(
+            epsilon=math.inf,
+            composition_epsilon=math.inf,
+            candidates={name: math.inf for name in self.candidates},
+            notes=(*self.notes, f"{NO_GUARANTEE}: {reason}"),
+        )
+
+    def _copy(self, **changes: Any) -> "PrivacyCertificate":
+        """A deep copy (nothing shared with ``self``) with ``changes`` applied."""
+        return PrivacyCertificate(**{**asdict(self), **changes})
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (infinities become the string ``"inf"``)."""
@@ -93,8 +122,9 @@ class PrivacyCertificate:
         return json.dumps(self.to_dict(), **kwargs)
 
     def __str__(self) -> str:
+        void = f": {NO_GUARANTEE} (see the notes)" if math.isinf(self.epsilon) else ""
         lines = [
-            f"({self.epsilon:.6g}, {self.delta:.3g})-DP by {self.mechanism}",
+            f"({self.epsilon:.6g}, {self.delta:.3g})-DP by {self.mechanism}{void}",
             f"  bound: {self.bound} — {self.theorem}",
             f"  sigma = {self.sigma:.6g}, iterations = {self.iterations}, conversion = {self.conversion}"
             + (f" (order {self.order:.4g})" if self.order is not None else ""),

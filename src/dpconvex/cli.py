@@ -331,7 +331,8 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--csv", help="your own CSV file")
     p.add_argument("--target", help="with --csv: the label column")
     p.add_argument("--positive", help="with --csv: the positive label value")
-    p.add_argument("--schema", help="with --csv: JSON schema with category sets and numeric bounds")
+    p.add_argument("--schema", help="with --csv: JSON schema with category sets and numeric bounds "
+                   "(without one they are read from the data: no guarantee, epsilon = inf)")
     p.add_argument("--test-size", type=float, default=0.2, help="with --csv: held-out fraction")
     p.add_argument("--epsilon", type=_positive_float, default=0.1)
     p.add_argument("--delta", type=float, default=1e-8)
@@ -345,28 +346,32 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 
 def _run_train(args: argparse.Namespace) -> dict:
     from . import estimators
-    from .datasets.holdout import load_train_test
+    from .datasets.holdout import HELD_OUT_NOTE, load_train_test
 
-    X_train, X_test, y_train, y_test, notes = load_train_test(
+    X_train, X_test, y_train, y_test, reasons = load_train_test(
         csv=args.csv, target=args.target, positive=args.positive, schema=args.schema,
         test_size=args.test_size, seed=args.seed,
     )
+    # Preprocessing maps every label to -1 or +1, so the label set is public: declare it.
     model = getattr(estimators, MODELS[args.model])(
-        epsilon=args.epsilon, delta=args.delta, random_state=args.seed,
+        epsilon=args.epsilon, delta=args.delta, random_state=args.seed, classes=[-1, 1],
         **({} if args.method is None else {"method": args.method}),
     )
     model.fit(X_train, y_train)
-    certificate = model.privacy_report_.with_notes(*notes) if notes else model.privacy_report_
+    certificate = model.privacy_report_.with_notes(HELD_OUT_NOTE)
+    for reason in reasons:
+        certificate = certificate.without_guarantee(reason)
+    record = certificate.to_dict()
     payload = {
         "dataset": args.csv or args.dataset,
         "model": args.model,
         "n_train": int(X_train.shape[0]),
         "n_test": int(X_test.shape[0]),
         "test_accuracy": float(model.score(X_test, y_test)),
-        "epsilon": certificate.epsilon,
-        "delta": certificate.delta,
+        "epsilon": record["epsilon"],
+        "delta": record["delta"],
         "theorem": certificate.theorem,
-        "certificate": certificate.to_dict(),
+        "certificate": record,
     }
     if not args.json:
         print(f"test accuracy: {payload['test_accuracy']:.4f} on {payload['n_test']} held-out rows")

@@ -25,10 +25,16 @@ from .mechanisms import METHODS
 __all__ = ["PrivateLogisticRegression", "PrivateHuberSVC", "PrivateRidge", "PrivateLinearSVC", "PrivateLADRegressor"]
 
 
-#: Warning and certificate note for ``data_norm="from_data"``.
+#: Why ``data_norm="from_data"`` voids the certificate (its warning, and its note via ``without_guarantee``).
 DATA_NORM_FROM_DATA = (
-    "data_norm='from_data': the norm bound was read from the private data, so the release has no "
-    "differential-privacy guarantee (epsilon = inf)"
+    "data_norm='from_data' read the norm bound from the private data (the largest row norm, which one "
+    "record can set); give data_norm as a number to keep the guarantee"
+)
+
+#: Condition noted when a binary classifier reads its two labels from y (``classes=None``).
+LABELS_FROM_DATA = (
+    "label set {{{a}, {b}}} read from y: the guarantee assumes it is public (the same on neighbouring "
+    "data sets); pass classes=[{a}, {b}] to declare it"
 )
 
 _COMMON_CONSTRAINTS = {
@@ -46,6 +52,9 @@ _COMMON_CONSTRAINTS = {
     "random_state": [Options((None,)), Interval(0, np.inf, "left", integral=True),
                      Instance((np.random.Generator, np.random.RandomState))],
 }
+
+#: The binary classifiers' ``classes``: None (read from y) or the two labels.
+_CLASSES_RULES = [Options((None,)), Instance((list, tuple, np.ndarray))]
 
 
 #: Which optimiser hyperparameters each method reads; setting another one is an error.
@@ -80,24 +89,23 @@ class _PrivateLinearModel(BaseEstimator):
     def _label_bound(self) -> float | None:
         return None
 
-    def _fit_private(self, X: np.ndarray, y: np.ndarray) -> None:
-        validate_params(self.get_params(deep=False), self._parameter_constraints)
+    def _fit_private(self, X: np.ndarray, y: np.ndarray, conditions: tuple[str, ...] = ()) -> None:
+        """Train on validated X, y; ``conditions`` are notes the caller adds to the certificate."""
         loss = self._loss()
         n, dimension = X.shape
-        notes: list[str] = []
+        notes = list(conditions)
         data_norm = self.data_norm
         if data_norm == "from_data":
             # Explicit opt-in: the bound is read from the private data, so no guarantee remains.
             data_norm = float(max(np.linalg.norm(X, axis=1).max(), np.finfo(float).tiny))
-            warnings.warn(DATA_NORM_FROM_DATA, PrivacyLeakWarning, stacklevel=3)
-            notes.append(DATA_NORM_FROM_DATA)
+            warnings.warn(f"{DATA_NORM_FROM_DATA}: the release has no differential-privacy guarantee "
+                          "(epsilon = inf)", PrivacyLeakWarning, stacklevel=3)
         if self.fit_intercept:
             # Intercept = an extra constant feature equal to data_norm. Clip the original rows to
             # data_norm first; augmented rows then have norm <= √2·data_norm, the certificate's bound.
-            X, clipped = enforce_norm_bound(X, data_norm, strict=self.strict)
+            X, _ = enforce_norm_bound(X, data_norm, strict=self.strict)  # the count stays in the warning
             design = np.hstack([X, np.full((n, 1), data_norm)])
             norm_bound = float(np.sqrt(2.0) * data_norm)
-            notes += [f"{clipped} rows clipped to data_norm"] if clipped else []
         else:
             design, norm_bound = X, float(data_norm)
         l2 = self.l2_regularization
@@ -128,10 +136,9 @@ class _PrivateLinearModel(BaseEstimator):
         self.coef_ = result.coef[:dimension].copy()
         # The constant feature equals data_norm, so its weight times data_norm is the intercept.
         self.intercept_ = float(result.coef[dimension] * data_norm) if self.fit_intercept else 0.0
-        certificate = result.certificate
-        if notes:
-            unsafe = self.data_norm == "from_data"
-            certificate = certificate.with_notes(*notes, epsilon=float("inf") if unsafe else None)
+        certificate = result.certificate.with_notes(*notes)
+        if self.data_norm == "from_data":
+            certificate = certificate.without_guarantee(DATA_NORM_FROM_DATA)
         self.privacy_report_ = certificate
 
     def _decision(self, X) -> np.ndarray:
@@ -141,6 +148,8 @@ class _PrivateLinearModel(BaseEstimator):
 
 
 class _PrivateBinaryClassifier(ClassifierMixin, _PrivateLinearModel):
+    _parameter_constraints: dict = {**_COMMON_CONSTRAINTS, "classes": _CLASSES_RULES}
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
@@ -148,7 +157,24 @@ class _PrivateBinaryClassifier(ClassifierMixin, _PrivateLinearModel):
 
     def fit(self, X, y):
         """Fit on X (n, d) and binary labels y; returns self."""
+        validate_params(self.get_params(deep=False), self._parameter_constraints)
         X, y = validate_data(self, X, y, ensure_min_samples=2)
+        self.classes_, conditions = self._label_set(y)
+        signed = np.where(y == self.classes_[1], 1.0, -1.0)
+        self._fit_private(np.asarray(X, dtype=float), signed, conditions)
+        return self
+
+    def _label_set(self, y: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
+        """The sorted label set (declared, or read from y) and the certificate condition it needs."""
+        if self.classes is not None:
+            declared = np.asarray(self.classes)
+            if declared.ndim != 1 or declared.size != 2 or np.unique(declared).size != 2:
+                raise ValueError(f"The 'classes' parameter must be None or two distinct labels; got {self.classes!r}.")
+            outside = ~np.isin(y, declared)
+            if outside.any():
+                found = list(dict.fromkeys(y[outside].tolist()))[:5]
+                raise ValueError(f"y holds labels outside classes={declared.tolist()!r}: {found}.")
+            return np.unique(declared), ()
         target_type = type_of_target(y, input_name="y", raise_unknown=True)
         classes = np.unique(y)
         if target_type != "binary" or classes.size != 2:
@@ -156,10 +182,8 @@ class _PrivateBinaryClassifier(ClassifierMixin, _PrivateLinearModel):
                 "Only binary classification is supported: y must hold exactly two classes; got "
                 f"target type {target_type!r} with {classes.size} class(es)."
             )
-        self.classes_ = classes
-        signed = np.where(y == self.classes_[1], 1.0, -1.0)
-        self._fit_private(np.asarray(X, dtype=float), signed)
-        return self
+        first, second = (repr(label) for label in classes.tolist())
+        return classes, (LABELS_FROM_DATA.format(a=first, b=second),)
 
     def decision_function(self, X) -> np.ndarray:
         """Signed margin wᵀx + b; positive means ``classes_[1]``."""
@@ -217,6 +241,12 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
         Learn an intercept, as a constant feature equal to ``data_norm``; the certificate then uses
         the augmented norm bound √2·data_norm, which doubles the noise variance.  Off by default:
         one-hot encoded data (as :func:`dpconvex.datasets.load_adult`) already spans a constant.
+    classes : None or sequence of two labels, default=None
+        The label set, declared in advance; ``classes_`` holds it sorted, and the second label is
+        the positive class.  ``None`` reads the two labels from ``y``: the certificate keeps its ε but
+        notes the condition that the label set is public (the same on neighbouring data sets), which
+        fails only when a class has a single record.  Declared labels are public: no such note; a
+        label of ``y`` outside them raises ``ValueError``, and ``y`` may hold only one of them.
     strict : bool, default=False
         Raise instead of clipping rows above ``data_norm``.
     random_state : None, int or Generator, default=None
@@ -230,7 +260,7 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization=1e-3,
                  method="noisy_gd", iterations="auto", step_size="auto", batch_size="auto", epochs="auto",
-                 fit_intercept=False,
+                 fit_intercept=False, classes=None,
                  strict=False, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -242,6 +272,7 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
         self.batch_size = batch_size
         self.epochs = epochs
         self.fit_intercept = fit_intercept
+        self.classes = classes
         self.strict = strict
         self.random_state = random_state
 
@@ -259,15 +290,16 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
 class PrivateHuberSVC(_PrivateBinaryClassifier):
     """Differentially private linear SVM with the huberised hinge loss (Chen et al. 2019 §5.1).
 
-    Parameters are those of :class:`PrivateLogisticRegression`, plus ``huber_h`` (h > 0,
-    default 0.5 as in Chen et al.).
+    Parameters are those of :class:`PrivateLogisticRegression` (including ``classes``), plus
+    ``huber_h`` (h > 0, default 0.5 as in Chen et al.).
     """
 
-    _parameter_constraints = {**_COMMON_CONSTRAINTS, "huber_h": [Interval(0.0, np.inf, "neither")]}
+    _parameter_constraints = {**_PrivateBinaryClassifier._parameter_constraints,
+                              "huber_h": [Interval(0.0, np.inf, "neither")]}
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization=1e-3,
                  method="noisy_gd", iterations="auto", step_size="auto", batch_size="auto", epochs="auto",
-                 fit_intercept=False,
+                 fit_intercept=False, classes=None,
                  huber_h=0.5, strict=False, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -279,6 +311,7 @@ class PrivateHuberSVC(_PrivateBinaryClassifier):
         self.batch_size = batch_size
         self.epochs = epochs
         self.fit_intercept = fit_intercept
+        self.classes = classes
         self.huber_h = huber_h
         self.strict = strict
         self.random_state = random_state
@@ -339,6 +372,7 @@ class PrivateRidge(RegressorMixin, _PrivateLinearModel):
 
     def fit(self, X, y):
         """Fit on X (n, d) and real targets y; returns self."""
+        validate_params(self.get_params(deep=False), self._parameter_constraints)
         X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True)
         self._fit_private(np.asarray(X, dtype=float), np.asarray(y, dtype=float))
         return self
@@ -403,9 +437,19 @@ class PrivateLinearSVC(_NonSmoothModel, _PrivateBinaryClassifier):
         The hinge loss is not smooth; the other mechanisms refuse it.
     step_size : float or "auto", default="auto"
         η; ``"auto"`` is Arora et al. Thm 6's D/(√n(L + σ√d)).
+    classes : None or sequence of two labels, default=None
+        As in :class:`PrivateLogisticRegression`: declare the label set to make it public.
     """
 
-    _parameter_constraints = _NONSMOOTH_CONSTRAINTS
+    _parameter_constraints = {**_NONSMOOTH_CONSTRAINTS, "classes": _CLASSES_RULES}
+
+    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, radius=1.0, l2_regularization=0.0,
+                 method="sco_noisy_sgd", step_size="auto", fit_intercept=False, classes=None, strict=False,
+                 random_state=None):
+        super().__init__(epsilon=epsilon, delta=delta, data_norm=data_norm, radius=radius,
+                         l2_regularization=l2_regularization, method=method, step_size=step_size,
+                         fit_intercept=fit_intercept, strict=strict, random_state=random_state)
+        self.classes = classes
 
     def _loss(self) -> Loss:
         return HingeLoss()
@@ -416,7 +460,7 @@ class PrivateLADRegressor(_NonSmoothModel, RegressorMixin, _PrivateLinearModel):
 
     Trained like :class:`PrivateLinearSVC` (Arora, Marinov, Ullah, Algorithm 1).  The subgradient
     sign(wᵀx − y)·x is bounded by ``data_norm`` whatever the target, so targets are never clipped
-    and no label bound is needed.  Parameters as in :class:`PrivateLinearSVC`.
+    and no label bound is needed.  Parameters as in :class:`PrivateLinearSVC`, except ``classes``.
     """
 
     _parameter_constraints = _NONSMOOTH_CONSTRAINTS
@@ -426,6 +470,7 @@ class PrivateLADRegressor(_NonSmoothModel, RegressorMixin, _PrivateLinearModel):
 
     def fit(self, X, y):
         """Fit on X (n, d) and real targets y; returns self."""
+        validate_params(self.get_params(deep=False), self._parameter_constraints)
         X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True)
         self._fit_private(np.asarray(X, dtype=float), np.asarray(y, dtype=float))
         return self

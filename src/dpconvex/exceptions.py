@@ -14,13 +14,18 @@ class PrivacyLeakWarning(UserWarning):
 
     Raised, for example, when rows whose L2 norm exceeds ``data_norm`` are clipped back to the
     bound, or labels exceed ``label_bound``.  The certificate remains valid for the clipped data,
-    but the user should know their data was changed.
+    but the user should know their data was changed.  Also raised by the explicit opt-in
+    ``data_norm="from_data"``, which reads the bound from the data: the certificate then says
+    ε = inf.
     """
 
 
 class DataDependentPreprocessingWarning(UserWarning):
-    """A preprocessing constant (scale, category set) was read from the private data.
+    """A preprocessing constant (numeric bound, category set, label) was read from the private data.
 
-    Such preprocessing is not covered by the privacy certificate; the certificate records it.
+    Raised by :meth:`~dpconvex.datasets.TabularSchema.infer` and when a schema that says
+    ``data_dependent`` is used.  No theorem covers such preprocessing, so a model trained on its
+    output has no differential-privacy guarantee: ``dpconvex train`` reports ε = inf, with the
+    reason in the certificate's notes.
     """
 

@@ -6,7 +6,8 @@ the category sets and bounds are declared up front (a :class:`TabularSchema`), t
 record to its feature vector does not depend on the other records, so the preprocessing costs
 no privacy. A schema *inferred* from the private data (:meth:`TabularSchema.infer`) breaks
 this, and is flagged with ``data_dependent=True`` and a
-:class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`.
+:class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`; a model trained on its output
+has no differential-privacy guarantee (ε = inf).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ class TabularSchema:
     numerical : dict[str, tuple[float, float]]
         Numerical column -> its declared bounds ``(lower, upper)``, ``lower <= upper``.
     data_dependent : bool, default False
-        True when any part of the schema was read from the (private) data.
+        True when any part of the schema was read from the (private) data; training on data
+        encoded with such a schema has no differential-privacy guarantee (ε = inf).
 
     Notes
     -----
@@ -136,12 +138,14 @@ class TabularSchema:
     def infer(
         cls, frame: pd.DataFrame, target: str, positive_label: str | None = None
     ) -> TabularSchema:
-        """Read a schema from the data itself (NOT covered by the privacy guarantee).
+        """Read a schema from the data itself (then no differential-privacy guarantee holds).
 
         Every column except ``target`` is a feature: numeric (non-boolean) columns become
         numerical with bounds ``(min, max)``, all others categorical with their sorted distinct
         values. Emits :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning` and sets
-        ``data_dependent=True``.
+        ``data_dependent=True``. The minimum, maximum and category set of a column can each
+        hinge on one record, so a model trained on data encoded this way has no guarantee:
+        ``dpconvex train`` then reports ε = inf.
 
         Parameters
         ----------
@@ -160,6 +164,7 @@ class TabularSchema:
         """
         _require_columns(frame, [target])
         labels = _as_strings(frame[target], target)
+        read = "" if positive_label is not None else "the positive label, "
         if positive_label is None:
             distinct = sorted(set(labels))
             if len(distinct) != 2:
@@ -180,10 +185,11 @@ class TabularSchema:
             else:
                 categorical[str(column)] = tuple(sorted(set(_as_strings(series, str(column)))))
         warnings.warn(
-            f"TabularSchema.infer read the label, the category sets of {len(categorical)} "
+            f"TabularSchema.infer read {read}the category sets of {len(categorical)} "
             f"columns and the bounds of {len(numerical)} columns from the data; this "
-            "preprocessing is NOT covered by the differential-privacy guarantee. Declare the "
-            "schema in advance (TabularSchema.from_json) to avoid this.",
+            "preprocessing is NOT covered by any differential-privacy guarantee, so a model "
+            "trained on its output has none (epsilon = inf). Declare the schema in advance "
+            "(TabularSchema.from_json) to avoid this.",
             DataDependentPreprocessingWarning,
             stacklevel=2,
         )
