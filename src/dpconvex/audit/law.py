@@ -55,10 +55,10 @@ def run_law_check(target: str | AuditTarget, runs: int = 2000, *, seed: int = 0)
     pair = target.make_pair()
     seeds = np.random.SeedSequence([seed, 1]).generate_state(2 * runs)
     samples = np.array([
-        [target.train(X, y, int(seeds[2 * i + side])).coef @ pair.direction for i in range(runs)]
+        [target.release(X, y, int(seeds[2 * i + side])) @ pair.direction for i in range(runs)]
         for side, (X, y) in enumerate([(pair.X, pair.y), (pair.X_prime, pair.y_prime)])
     ])
-    gap, variance = target.exact_law()
+    gap, variance = target.exact_law(target)
     observed = float(samples[1].mean() - samples[0].mean())
     z = (observed - gap) / np.sqrt(2.0 * variance / runs)
     ratios = tuple(float(v) for v in samples.var(axis=1, ddof=1) / variance)
