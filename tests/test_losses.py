@@ -458,3 +458,23 @@ def test_squared_constants_reject_invalid_label_bound(label_bound: float) -> Non
 def test_huber_rejects_invalid_h(h: float) -> None:
     with pytest.raises(ValueError, match=r"\bh\b"):
         HuberizedHingeLoss(h)
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+@pytest.mark.parametrize("clip_norm", [None, 0.3])
+def test_gradient_sum_is_the_sum_of_the_clipped_per_example_gradients(name, clip_norm):
+    # Independent oracle: form every per-example gradient, clip each one to norm C, add them up.
+    rng = np.random.default_rng(7)
+    loss = LOSSES[name]()
+    X = rng.normal(size=(40, 5)) / 2.0
+    y = np.sign(rng.normal(size=40)) if loss.classification else rng.normal(size=40)
+    w = rng.normal(size=5)
+    gradients = loss.per_example_gradients(w, X, y)
+    if clip_norm is not None:
+        norms = np.linalg.norm(gradients, axis=1)
+        gradients = np.array([g * min(1.0, clip_norm / n) if n > 0 else g for g, n in zip(gradients, norms)])
+        assert np.any(norms > clip_norm)  # the clipping is active in this example
+    expected = gradients.sum(axis=0)
+    np.testing.assert_allclose(loss.gradient_sum(w, X, y, clip_norm), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(loss.gradient_sum(w, X, y, clip_norm, np.linalg.norm(X, axis=1)), expected,
+                               rtol=1e-12, atol=1e-12)

@@ -26,6 +26,7 @@ from .constraints import Constraint
 
 __all__ = [
     "LossConstants",
+    "clip_scale",
     "Loss",
     "LogisticLoss",
     "HuberizedHingeLoss",
@@ -35,6 +36,11 @@ __all__ = [
     "AbsoluteErrorLoss",
     "LOSSES",
 ]
+
+
+def clip_scale(norms: NDArray, clip_norm: float) -> NDArray[np.float64]:
+    """min(1, C/‖gᵢ‖): the factors that scale per-example gradients of norms ``norms`` to norm ≤ C."""
+    return np.minimum(1.0, clip_norm / np.maximum(norms, np.finfo(float).tiny))
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,20 @@ class Loss(ABC):
     def mean_gradient(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
         """(1/n) Σᵢ ∇ℓ(w; xᵢ, yᵢ), shape (d,), without forming the (n, d) matrix."""
         return X.T @ self.gradient_weights(w, X, y) / X.shape[0]
+
+    def gradient_sum(self, w: NDArray, X: NDArray, y: NDArray, clip_norm: float | None = None,
+                     row_norms: NDArray | None = None) -> NDArray[np.float64]:
+        """Σᵢ clip(∇ℓ(w; xᵢ, yᵢ)), each gradient scaled to L2 norm ≤ ``clip_norm`` (``None``: no clipping).
+
+        For gᵢ·xᵢ gradients the norm is |gᵢ|·‖xᵢ‖, so the clipped sum is Xᵀ(gᵢ·min(1, C/(|gᵢ|‖xᵢ‖)))
+        — one matrix–vector product, no (n, d) matrix.  ``row_norms`` (‖xᵢ‖, shape (n,)) may be
+        passed to avoid recomputing them at every step.
+        """
+        weights = self.gradient_weights(w, X, y)
+        if clip_norm is not None:
+            norms = np.abs(weights) * (np.linalg.norm(X, axis=1) if row_norms is None else row_norms)
+            weights = weights * clip_scale(norms, clip_norm)
+        return X.T @ weights
 
     def objective(self, w: NDArray, X: NDArray, y: NDArray, l2_regularization: float) -> float:
         """f(w) = mean loss + (λ/2)‖w‖²."""
@@ -232,6 +252,12 @@ class QuadraticDistanceLoss(Loss):
 
     def mean_gradient(self, w, X, y):
         return w - X.mean(axis=0)
+
+    def gradient_sum(self, w, X, y, clip_norm=None, row_norms=None):
+        if clip_norm is None:
+            return X.shape[0] * w - X.sum(axis=0)
+        gradients = self.per_example_gradients(w, X, y)
+        return clip_scale(np.linalg.norm(gradients, axis=1), clip_norm) @ gradients
 
     def constants(self, data_norm, l2_regularization, constraint, label_bound=None) -> LossConstants:
         lipschitz = constraint.radius + data_norm

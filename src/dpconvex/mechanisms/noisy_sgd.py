@@ -215,26 +215,23 @@ def plan_noisy_sgd(
                         smoothness=constants.smoothness, lipschitz=lipschitz, bound=bound, output=output)
 
 
-def _gradient_sum(loss: Loss, theta: NDArray, X: NDArray, y: NDArray, clip_norm: float | None) -> NDArray:
-    gradients = loss.per_example_gradients(theta, X, y)
-    if clip_norm is not None:
-        norms = np.linalg.norm(gradients, axis=1)
-        gradients = gradients * np.minimum(1.0, clip_norm / np.maximum(norms, np.finfo(float).tiny))[:, None]
-    return gradients.sum(axis=0)
-
-
 def _batches(event: accountant.NoisySGDEvent, rng: np.random.Generator):
-    """Index arrays of the T batches, drawn lazily (Poisson) or from one partition (shuffled/cyclic)."""
+    """The T batches as index arrays (Poisson, drawn lazily) or slices of the once-permuted rows.
+
+    Returns ``(order, batches)``: shuffled/cyclic runs permute the rows once by ``order`` (the
+    secret partition of a shuffled run; the identity for cyclic) and then read contiguous slices,
+    so no step copies a batch; Poisson batches index the original rows (``order`` is ``None``).
+    """
     n, b = event.n, event.batch_size
     if event.batching == "poisson":
-        for _ in range(event.steps):
-            # A Poisson(q) subset is a Binomial(n, q) count of records chosen uniformly without replacement.
-            yield rng.choice(n, size=rng.binomial(n, event.sampling_rate), replace=False)
-        return
-    order = rng.permutation(n) if event.batching == "shuffled" else np.arange(n)
-    partition = [order[start:start + b] for start in range(0, n, b)]
-    for _ in range(event.epochs):
-        yield from partition
+        def poisson():
+            for _ in range(event.steps):
+                # A Poisson(q) subset is a Binomial(n, q) count of records chosen uniformly without replacement.
+                yield rng.choice(n, size=rng.binomial(n, event.sampling_rate), replace=False)
+        return None, poisson()
+    order = rng.permutation(n) if event.batching == "shuffled" else None
+    partition = [slice(start, start + b) for start in range(0, n, b)]
+    return order, (batch for _ in range(event.epochs) for batch in partition)
 
 
 def noisy_sgd(
@@ -325,8 +322,13 @@ def noisy_sgd(
     eta, b, noise = event.step_size, event.batch_size, event.sigma
     bar = tqdm(total=event.steps, desc="noisy_sgd", unit="step", disable=None if progress is None else not progress,
                delay=0.0 if progress else 2.0, mininterval=0.5)
-    for step, batch in enumerate(_batches(event, rng), start=1):
-        gradient = _gradient_sum(loss, theta, X[batch], y[batch], plan.clip_norm)
+    order, batches = _batches(event, rng)
+    if order is not None:
+        X, y = X[order], y[order]
+    row_norms = np.linalg.norm(X, axis=1) if plan.clip_norm is not None else None
+    for step, batch in enumerate(batches, start=1):
+        gradient = loss.gradient_sum(theta, X[batch], y[batch], plan.clip_norm,
+                                     None if row_norms is None else row_norms[batch])
         gradient = gradient + noise * rng.standard_normal(dimension)
         theta = constraint.project(theta - eta * (gradient / b + l2_regularization * theta))
         total += theta
