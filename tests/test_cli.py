@@ -271,3 +271,12 @@ def test_audit_table_lists_every_registered_mechanism(capsys):
     out = capsys.readouterr().out
     assert "audit_eps_lower" in out and "certified_eps" in out
     assert all(name in out for name in AUDITS)
+
+
+def test_soundness_command_prints_the_per_mechanism_table(capsys):
+    # A tiny budget: the command's plumbing, not the search (tests/test_soundness.py checks that).
+    assert main(["soundness", "--methods", "noisy_gd", "outpert_gd", "--samples", "2", "--polish", "2",
+                 "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result["summary"]) == {"noisy_gd", "outpert_gd"} and result["offenders"] == []
+    assert all(row["largest_ratio"] <= 1.0 + 1e-9 for row in result["summary"].values())

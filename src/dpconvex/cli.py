@@ -17,6 +17,7 @@ import numpy as np
 
 from .accounting import noisy_gd as accountant
 from .accounting.rdp import CONVERSIONS
+from .cli_audit import add_audit, add_soundness
 from .mechanisms import METHODS
 
 __all__ = ["main"]
@@ -440,47 +441,11 @@ def _run_bench(args: argparse.Namespace) -> dict:
                                **options)
 
 
-def _add_audit(sub: argparse._SubParsersAction) -> None:
-    from .audit import AUDITS
-
-    p = sub.add_parser("audit", help="empirical privacy audit of a mechanism (lower bound on epsilon)")
-    p.add_argument("mechanism", choices=["all", *AUDITS], help="a registered audit target, or all")
-    p.add_argument("--runs", type=_positive_int, default=2000, help="trainings per neighbouring data set")
-    p.add_argument("--alpha", type=float, default=1e-3, help="1 - confidence of the lower bound")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_run_audit)
-
-
-def _run_audit(args: argparse.Namespace) -> dict:
-    from .audit import AUDITS, run_audit, run_law_check
-
-    names = sorted(AUDITS) if args.mechanism == "all" else [args.mechanism]
-    results = [run_audit(name, args.runs, alpha=args.alpha, seed=args.seed, progress=not args.json) for name in names]
-    laws = {name: run_law_check(name, args.runs, seed=args.seed) for name in names if AUDITS[name].exact_law}
-    if args.json:
-        print(json.dumps([{**r.to_dict(), "law_check": laws[r.mechanism].to_dict() if r.mechanism in laws else None}
-                          for r in results], indent=2))
-    else:
-        print(f"{'mechanism':<20} {'runs':>6} {'delta':>8} {'certified_eps':>14} {'audit_eps_lower':>16} "
-              f"{'ratio':>6}  {'audit':<6} law check")
-        for r in results:
-            law = laws.get(r.mechanism)
-            law_text = "n/a (law unknown)" if law is None else (
-                f"{'pass' if law.passed else 'FAIL'} (gap z = {law.gap_z:+.2f}, variance ratios "
-                f"{law.variance_ratios[0]:.3f}, {law.variance_ratios[1]:.3f})")
-            print(f"{r.mechanism:<20} {r.runs:>6} {r.delta:>8.1e} {r.certified_epsilon:>14.4f} "
-                  f"{r.audit_epsilon_lower:>16.4f} {r.ratio:>6.3f}  {'pass' if r.passed else 'FAIL':<6} {law_text}")
-    if not (all(r.passed for r in results) and all(law.passed for law in laws.values())):
-        raise SystemExit(1)
-    return {}
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``dpconvex`` command."""
     parser = argparse.ArgumentParser(prog="dpconvex", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_train, _add_account, _add_reproduce, _add_bench, _add_audit):
+    for add in (_add_train, _add_account, _add_reproduce, _add_bench, add_audit, add_soundness):
         add(sub)
     return parser
 

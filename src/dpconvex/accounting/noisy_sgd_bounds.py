@@ -131,13 +131,16 @@ def poisson_pld_epsilon(rate: float, noise_multiplier: float, steps: int, delta:
     accountant models a replace-one step as the pair (1 − q)N(0, z²) + qN(∓1, z²) (the record's
     contribution replaced by its opposite), composes with pessimistic discretisation, and returns an
     upper bound on ε at every discretisation interval; we take the smaller of a coarse (1e-4) and a
-    refined (ε/10⁴) evaluation, or use ``discretization`` as given.  See the derivation note in
+    refined (ε/10⁴) evaluation (none when the coarse ε is already 0), or use ``discretization`` as
+    given.  See the derivation note in
     :mod:`dpconvex.accounting.noisy_sgd`.
     """
     args = (float(rate), float(noise_multiplier), int(steps))
     if discretization is not None:
         return _pld_epsilon(*args, float(discretization), float(delta))
     coarse = _pld_epsilon(*args, PLD_DISCRETIZATION, float(delta))
+    if coarse == 0.0:  # nothing to refine (and an ε-relative step would be the floor: minutes of work)
+        return coarse
     fine = _discretization_for(coarse)
     if fine < 0.5 * PLD_DISCRETIZATION:
         return min(coarse, _pld_epsilon(*args, fine, float(delta)))

@@ -178,16 +178,21 @@ class Scenario:
         return result, generator.log
 
 
-def scenarios(cover: str = "all") -> Iterator[Scenario]:
+def scenarios(cover: str = "all", methods: tuple[str, ...] | None = None) -> Iterator[Scenario]:
     """Method × loss × constraint × λ × option set, accepted or not (:func:`search` probes).
 
     ``cover="all"``: the full product.  ``cover="each"``: every method × loss × constraint once, with
     λ and the option set rotating through their values (a covering subset for CI: every mechanism,
-    loss, constraint, λ and option set still appears).
+    loss, constraint, λ and option set still appears).  ``methods`` restricts the methods (default all).
     """
     if cover not in ("all", "each"):
         raise ValueError(f"cover must be 'all' or 'each'; got {cover!r}.")
+    unknown = sorted(set(methods or ()) - set(METHODS))
+    if unknown:
+        raise ValueError(f"methods must be names from {sorted(METHODS)}; got {unknown}.")
     for method, trainer in METHODS.items():
+        if methods is not None and method not in methods:
+            continue
         parameter = inspect.signature(trainer).parameters.get("constraint")
         candidates = example_constraints() + (["auto"] if parameter is not None and parameter.default == "auto" else [])
         option_sets = METHOD_OPTIONS.get(method, [{}])
@@ -411,10 +416,10 @@ def _search_one(arguments: tuple[Scenario, int, int, int]) -> SearchResult:
     return search(scenario, samples=samples, polish=polish, seed=seed)
 
 
-def sweep(cover: str = "each", *, samples: int = 16, polish: int = 80, seed: int = 0,
-          workers: int = 1) -> list[SearchResult]:
+def sweep(cover: str = "each", *, methods: tuple[str, ...] | None = None, samples: int = 16, polish: int = 80,
+          seed: int = 0, workers: int = 1) -> list[SearchResult]:
     """:func:`search` over every scenario of :func:`scenarios` (``workers`` > 1: in parallel processes)."""
-    jobs = [(scenario, samples, polish, seed) for scenario in scenarios(cover)]
+    jobs = [(scenario, samples, polish, seed) for scenario in scenarios(cover, methods)]
     if workers <= 1:
         return [_search_one(job) for job in jobs]
     from concurrent.futures import ProcessPoolExecutor
