@@ -125,7 +125,7 @@ def test_rows_above_data_norm_are_clipped_with_a_warning_or_refused_in_strict_mo
     kwargs = dict(loss=LogisticLoss(), l2_regularization=0.05, epsilon=1.0, delta=1e-6, iterations=5, random_state=0)
     with pytest.warns(PrivacyLeakWarning, match="1 of 400 rows"):
         cert = noisy_gd(X, y, **kwargs).certificate
-    assert any("clipped" in note for note in cert.notes)
+    assert not any("clipped" in note for note in cert.notes)  # the count is data-dependent: warning only
     with pytest.raises(ValueError, match="data_norm"):
         noisy_gd(X, y, strict=True, **kwargs)
 
