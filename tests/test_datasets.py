@@ -236,7 +236,9 @@ def test_infer_warns_and_reads_data() -> None:
     assert schema.positive_label == ">50K"
     assert schema.categorical == {"c": ("a", "b")}
     assert schema.numerical == {"n": (-1.0, 7.0)}
-    _, y = preprocess(frame, schema)
+    with pytest.raises(ValueError, match="allow_data_dependent=True"):
+        preprocess(frame, schema)  # the Python route of issue 19: no silent finite certificate downstream
+    _, y = preprocess(frame, schema, allow_data_dependent=True)
     np.testing.assert_array_equal(y, [-1, 1, -1])
 
 

@@ -132,3 +132,18 @@ def test_unknown_constraint_fields_are_an_error(monkeypatch):
     monkeypatch.setattr(constraints, "Constraint", constraints.Constraint | Box)
     with pytest.raises(ValueError, match="half_width"):
         soundness.example_constraints()
+
+
+def test_the_search_finds_an_overstated_strong_convexity(monkeypatch):
+    # Issue 19 review: with b ∤ n the short last batch of ½‖θ − x‖² is only |B|/b strongly convex.
+    # Declaring the full-batch m (the defect, re-created here) lets bok-cgd assume a contraction the run
+    # does not have; the search must see it, and must see nothing once the trainer declares the truth.
+    import importlib
+
+    noisy_sgd_module = importlib.import_module("dpconvex.mechanisms.noisy_sgd")  # the package exports the function
+
+    scenario = Scenario("noisy_sgd", "quadratic", constraints.Unconstrained(), 0.0,
+                        {"batching": "cyclic", "batch_size": 4, "epochs": 5, "step_size": 0.1, "output": "last"})
+    assert search(scenario, sizes=(5,), seed=0).ratio <= 1.0 + TOLERANCE
+    monkeypatch.setattr(noisy_sgd_module, "_every_batch_strong_convexity", lambda m, *args: m)
+    assert search(scenario, sizes=(5,), seed=0).ratio > 1.1

@@ -99,7 +99,7 @@ def make_rng(random_state: None | int | np.random.Generator | np.random.RandomSt
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
     if isinstance(random_state, numbers.Integral):
         return np.random.default_rng(int(random_state))
-    raise ValueError(f"random_state must be None, an int or a numpy Generator; got {random_state!r}.")
+    raise ValueError(f"random_state must be None, an int, a numpy Generator or a RandomState; got {random_state!r}.")
 
 
 def prepare_training_inputs(

@@ -15,7 +15,6 @@ def add_audit(sub: argparse._SubParsersAction) -> None:
     """Register ``dpconvex audit MECHANISM|all``."""
     from .audit import AUDITS
     from .cli import _positive_int
-    from .mechanisms import METHODS
 
     p = sub.add_parser("audit", help="empirical privacy audit of a mechanism (lower bound on epsilon)")
     p.add_argument("mechanism", choices=["all", *AUDITS], help="a registered audit target, or all")

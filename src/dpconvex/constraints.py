@@ -96,8 +96,9 @@ class L2Ball:
 class LpBall:
     """C = {w : ‖w‖_p ≤ radius}, 1 < p ≤ 2, for mirror descent in ℓ_p geometry.
 
-    Its Euclidean radius is at most ``radius · d^{1/2 − 1/p}``; only the ℓ_p geometry is used by
-    the p-norm potential (:mod:`dpconvex.mirror_maps`), whose Bregman projection onto C rescales.
+    Since ‖w‖₂ ≤ ‖w‖_p for p ≤ 2, C lies in the L2 ball of the same radius (its Euclidean radius is
+    at most ``radius``); only the ℓ_p geometry is used by the p-norm potential
+    (:mod:`dpconvex.mirror_maps`), whose Bregman projection onto C rescales.
 
     Parameters
     ----------

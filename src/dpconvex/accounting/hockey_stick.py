@@ -428,6 +428,7 @@ def account_pnsgd(
     return PrivacyAccount(
         epsilon=eps, delta=float(delta), bound="hockey-stick", theorem=theorem,
         assumptions=("replace-one neighbours", "each record used once, in order", "only the output iterate released",
-                     "L-Lipschitz, β-smooth, λ-strongly convex loss on K", "diam(K) = D", "data-independent x_0"),
+                     "L-Lipschitz, β-smooth, λ-strongly convex loss on K", "diam(K) = D", "data-independent x_0")
+        + (("the stopping time T stays secret (never reported, and all n steps run)",) if random_stop else ()),
         order=None, conversion="exact E_γ (Thm 1)", candidates={"hockey-stick": eps},
     )

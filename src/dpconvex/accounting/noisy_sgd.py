@@ -54,8 +54,9 @@ Derivation note (projection, batch sizes).  As in :mod:`.noisy_gd`: with Y_{k+1}
 noise, φ_k the gradient step on F_{B_k}, the maps φ_k∘Π_C are c-Lipschitz and differ between
 neighbours by at most ηS_g/b at the steps using the differing record; θ_T = Π_C(Y_T) is
 post-processing.  A shorter last batch changes neither the shift bound ηS_g/b nor the noise ησ/b
-(we normalise by the nominal b), and m, M are declared for every batch, so Thm 4.5 applies with
-l = ⌈n/b⌉.  The exact-quadratic law needs equal batches (b | n).
+(we normalise by the nominal b), and m, M must hold for every batch — the trainer declares the m of
+the shortest batch (λ + m_ℓ·|B_min|/b; :func:`dpconvex.mechanisms.noisy_sgd._every_batch_strong_convexity`)
+— so Thm 4.5 applies with l = ⌈n/b⌉.  The exact-quadratic law needs equal batches (b | n).
 
 Bounds left out (requesting one raises ``ValueError`` with the reason; :data:`EXCLUDED` has the
 full text).  Only statements checked against the paper text or the authors' code are implemented:

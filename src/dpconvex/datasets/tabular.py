@@ -208,7 +208,8 @@ def feature_names(schema: TabularSchema) -> list[str]:
     return names
 
 
-def preprocess(frame: pd.DataFrame, schema: TabularSchema) -> tuple[np.ndarray, np.ndarray]:
+def preprocess(frame: pd.DataFrame, schema: TabularSchema, *,
+               allow_data_dependent: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Encode a data frame as unit-norm feature rows and {-1, +1} labels.
 
     Numerical columns are scaled to [0, 1] by ``(x - lower) / (upper - lower)`` (a column with
@@ -224,6 +225,12 @@ def preprocess(frame: pd.DataFrame, schema: TabularSchema) -> tuple[np.ndarray, 
         The data; must contain the target and every feature column of ``schema``.
     schema : TabularSchema
         Declared categories and bounds.
+    allow_data_dependent : bool, default False
+        A schema with ``data_dependent=True`` (read from the private data, e.g. by
+        :meth:`TabularSchema.infer`) is refused unless this is True: no model trained on its output
+        has a privacy guarantee, so whoever opts in must void the certificate
+        (:meth:`~dpconvex.certificate.PrivacyCertificate.without_guarantee`), as ``dpconvex train``
+        does.
 
     Returns
     -------
@@ -236,8 +243,15 @@ def preprocess(frame: pd.DataFrame, schema: TabularSchema) -> tuple[np.ndarray, 
     ------
     ValueError
         If a column is missing, a categorical value is not in the schema, or a value is
-        missing (NaN) or non-numeric in a numerical column.
+        missing (NaN) or non-numeric in a numerical column; or the schema is data-dependent and
+        ``allow_data_dependent`` is False.
     """
+    if schema.data_dependent and not allow_data_dependent:
+        raise ValueError(
+            "the schema is data_dependent (read from the private data), so no model trained on this "
+            "preprocessing has a differential-privacy guarantee; declare the schema, or pass "
+            "allow_data_dependent=True and void the certificate (PrivacyCertificate.without_guarantee)"
+        )
     _require_columns(frame, [schema.target, *schema.columns])
     n = len(frame)
     blocks: list[np.ndarray] = []

@@ -175,6 +175,8 @@ def plan_noisy_sgd(
                          "need per-example clipping: give clip_norm > 0 (or a bounded constraint).")
 
     batch_size = default_batch_size(n) if batch_size == "auto" else _positive_integer("batch_size", batch_size, n)
+    strong_convexity = _every_batch_strong_convexity(strong_convexity, l2_regularization, n, batch_size, batching)
+    quadratic = quadratic and strong_convexity == constants.strong_convexity  # its exact law needs equal batches
     if step_size == "auto":
         step_size = default_step_size(constants.smoothness)
     if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool)
@@ -213,6 +215,23 @@ def plan_noisy_sgd(
         bound = "composition" if output == "average" else bound
     return NoisySGDPlan(event=event, constraint=constraint, clip_norm=clip_norm, strong_convexity=strong_convexity,
                         smoothness=constants.smoothness, lipschitz=lipschitz, bound=bound, output=output)
+
+
+def _every_batch_strong_convexity(strong_convexity: float, l2_regularization: float, n: int, batch_size: int,
+                                  batching: str) -> float:
+    """The strong convexity m that holds for EVERY step objective F_B = (1/b)Σ_{i∈B} ℓ_i + (λ/2)‖θ‖².
+
+    Derivation note.  The update normalises by the nominal b, so F_B is λ + m_ℓ·|B|/b strongly convex
+    (m_ℓ = the per-example loss's own strong convexity, e.g. 1 for ½‖θ − x‖²).  A full batch gives the
+    declared λ + m_ℓ; the shorter last batch of a partition with b ∤ n gives λ + m_ℓ·(n − (l − 1)b)/b,
+    and a Poisson batch may be empty (λ).  The contraction c = max{|1 − ηm|, |1 − ηM|} of the
+    hidden-state bounds must hold at every step, so the smallest value is the one to declare.
+    """
+    own = strong_convexity - l2_regularization
+    if batching == "poisson":
+        return l2_regularization
+    shortest = n - (math.ceil(n / batch_size) - 1) * batch_size
+    return l2_regularization + own * shortest / batch_size
 
 
 def _batches(event: accountant.NoisySGDEvent, rng: np.random.Generator):
