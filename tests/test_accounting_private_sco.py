@@ -85,11 +85,19 @@ def test_certificate_is_the_single_use_bound_and_decreases_in_sigma(sigma, n):
     assert high.epsilon <= low.epsilon
 
 
+@pytest.mark.parametrize("n", [3, 500])
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 4.0])
-def test_calibration_never_overshoots_and_is_tight(epsilon):
-    sigma = sco.calibrate_sco_sigma(500, 2.0, epsilon, 1e-6)
-    assert sco.account_sco(sco.SCOEvent(500, 2.0, sigma, 1000), 1e-6).epsilon <= epsilon
-    assert sco.account_sco(sco.SCOEvent(500, 2.0, sigma * 0.999, 1000), 1e-6).epsilon > epsilon
+def test_calibration_never_overshoots_and_is_tight(n, epsilon):
+    sigma = sco.calibrate_sco_sigma(n, 2.0, epsilon, 1e-6)
+    assert sco.account_sco(sco.SCOEvent(n, 2.0, sigma, 2 * n), 1e-6).epsilon <= epsilon
+    assert sco.account_sco(sco.SCOEvent(n, 2.0, sigma * 0.999, 2 * n), 1e-6).epsilon > epsilon
+    # the factor (⌈n/2⌉ − 1)/n, typed: 1/3 for n = 3, 249/500 for n = 500
+    assert exact_gaussian_delta(epsilon, 2.0 / sigma) * (math.ceil(n / 2) - 1) / n == pytest.approx(1e-6, rel=1e-6)
+
+
+def test_calibration_refuses_a_delta_that_every_sigma_meets():
+    with pytest.raises(ValueError, match=r"delta must be below \(ceil\(n/2\) - 1\)/n = 0.3333"):
+        sco.calibrate_sco_sigma(3, 2.0, 1.0, 0.34)
 
 
 @pytest.mark.parametrize("field, value", [("n", 1), ("sensitivity", 0.0), ("sigma", -1.0), ("steps", 0)])

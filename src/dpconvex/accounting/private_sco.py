@@ -15,8 +15,9 @@ Step t samples an index uniformly from [n]; a fresh record gives w ← Π(w − 
 seen one w ← Π(w − ηξ), with ξ ~ N(0, σ²I) (σ is a standard deviation).  f is L-Lipschitz, so
 under replace-one neighbours the gradient of the differing record moves by at most S = 2L (the
 ``sensitivity`` below; the paper's Lemma 2 calibrates for L — we calibrate for 2L, see the papers
-README).  The whole trajectory w_1..w_τ may be released; the output (an average) is post-processing.
-The run is truncated at τ_max = 2n steps, so every guarantee below is for τ = τ_max.
+README).  The certificate is for the released output only, the average of the fresh-step iterates
+(the trajectory stays hidden); the whole trajectory w_1..w_τ is covered by a weaker bound.  The run is
+truncated at τ_max = 2n steps, so every guarantee below is for τ = τ_max.
 
 Derivation note (Lemma 2 constant).  Lemma 2 states that the Gaussian step with
 σ = S√(3 log(1/δ))/ε̃ is (ε̃, δ)-DP for ε̃ ≤ 1.256.  We use it in the inverted form
@@ -27,15 +28,28 @@ room: the exact δ is at most 0.11·δ on ε̃ ∈ (0, 1.256]).  Sampling one of
 and δ' by a grid search (every split is valid; we report the best).
 
 Derivation note (single use — the certified bound).  Fix the whole index sequence I = (y_1, y_2, …):
-it is drawn independently of the data, and τ and the fresh/seen status of every step are functions
-of I.  Let D, D' differ in record j.  Given I, the two runs use the same kernels at every step except
-the single step T_j at which j is sampled fresh (if any): there the noisy (sub)gradient has means at
-most ‖∇f(w; z_j) − ∇f(w; z'_j)‖ ≤ S = 2L apart (λw cancels) and covariance σ²I; everything after it
-(∇Φ*, the projection, later steps, averaging) is post-processing.  So E_γ(P_I‖Q_I) ≤ δ_G(ε; S/σ), and
-it is 0 when j is never used.  E_γ is jointly convex, so over the mixture on I
-δ(ε) ≤ P(j used)·δ_G(ε; S/σ) with P(j used) = E[#fresh]/n ≤ ⌈n/2⌉/n (exchangeability).  δ_G is the
-exact Gaussian curve (Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 2.13).  This covers the whole
-trajectory for any number of steps, step size, potential or λ.
+it is drawn independently of the data, and τ, the fresh/seen status of every step and the fresh
+steps t_1 < … < t_F (F = ⌈n/2⌉, or fewer if τ_max is reached first) are functions of I.  The output
+is (w_{t_1} + … + w_{t_F})/F, each iterate taken *before* its step's update, and the run stops right
+after step t_F; so the gradient of the record fresh at t_k enters the output iff k < F (the last
+fresh record's gradient moves only w_{t_F + 1}, which is never averaged).  Let D, D' differ in
+record j.  Given I, the two runs use the same kernels at every step except the single step t_k at
+which j is sampled fresh (if any): there, given the past, the noisy (sub)gradient has means at most
+‖∇f(w; z_j) − ∇f(w; z'_j)‖ ≤ S = 2L apart (λw cancels) and covariance σ²I; the past has the same law
+under D and D', and everything after the noisy gradient (∇Φ*, the projection, later steps,
+averaging) is post-processing.  So E_γ(P_I‖Q_I) ≤ δ_G(ε; S/σ) if j is fresh at t_k with k < F, and
+the output laws are equal otherwise.  E_γ is jointly convex, so over the data-independent mixture
+on I
+
+    δ(ε) ≤ P(j among the first F − 1 fresh records)·δ_G(ε; S/σ) ≤ ((⌈n/2⌉ − 1)/n)·δ_G(ε; S/σ),
+
+since by exchangeability of the labels that probability is E[F − 1]/n ≤ (⌈n/2⌉ − 1)/n.  δ_G is the
+exact Gaussian curve (Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 2.13).  This holds for any step
+size, potential or λ.  For n = 2 (F = 1) the output is w_0 = 0 whatever the data: δ = 0 at every ε.
+
+The same argument for the whole trajectory w_1..w_τ (released = "trajectory") must count the last
+fresh record too: δ(ε) ≤ (⌈n/2⌉/n)·δ_G(ε; S/σ).  It is the baseline the trainer reports for
+publishing every iterate, not the certificate.
 
 Why the composition candidates are reported, not certified.  Lemma 2 + Thm 5 (and the tighter
 dp-accounting composition of per-step subsampled Gaussians) treat each step as a subsampled
@@ -76,6 +90,7 @@ __all__ = [
     "theorem6_guarantee",
     "paper_epsilon",
     "dp_accounting_epsilon",
+    "RELEASES",
     "exposure_probability",
     "single_use_delta",
     "single_use_epsilon",
@@ -97,9 +112,13 @@ ASSUMPTIONS = (
     "replace-one neighbours",
     "f(·; z) convex and L-Lipschitz on W (two records' subgradients differ by at most 2L)",
     "indices sampled uniformly and independently of the data; a record's gradient is used only at its first draw",
-    "stop at ceil(n/2) distinct records (or tau_max = 2n steps)",
-    "the trajectory may be released (the output average is post-processing)",
+    "stop right after the ceil(n/2)-th distinct record (or at tau_max = 2n steps)",
+    "only the average of the fresh-step iterates (each taken before its step's update) is released; "
+    "the trajectory stays hidden",
 )
+
+#: What a single-use bound covers (module note): the released average, or every iterate.
+RELEASES = ("output", "trajectory")
 
 
 @dataclass(frozen=True)
@@ -188,25 +207,39 @@ def _rdp_epsilon(step, count: int, delta: float, orders) -> tuple[float, float]:
     return float(epsilon), float(order)
 
 
-def exposure_probability(n: int) -> float:
-    """⌈n/2⌉/n: an upper bound on the probability that a given record is ever used (module note)."""
+def exposure_probability(n: int, released: str = "output") -> float:
+    """Bound on the probability that a given record's gradient reaches the release (module note).
+
+    Parameters
+    ----------
+    n : int
+        Number of records, ≥ 2.
+    released : {"output", "trajectory"}
+        ``"output"``: (⌈n/2⌉ − 1)/n, the record is among the first F − 1 fresh ones (the last fresh
+        record's gradient never reaches the average; 0 for n = 2).  ``"trajectory"``: ⌈n/2⌉/n, the
+        record is used at all.
+    """
     if not (float(n).is_integer() and n >= 2):
         raise ValueError(f"n must be an integer >= 2; got {n!r}.")
-    return math.ceil(n / 2) / n
+    if released not in RELEASES:
+        raise ValueError(f"released must be one of {RELEASES}; got {released!r}.")
+    used = math.ceil(n / 2) if released == "trajectory" else math.ceil(n / 2) - 1
+    return used / n
 
 
-def single_use_delta(event: SCOEvent, epsilon: float) -> float:
-    """δ(ε) ≤ (⌈n/2⌉/n)·δ_G(ε; S/σ) for the whole trajectory of Algorithm 1 (module note, single use)."""
+def single_use_delta(event: SCOEvent, epsilon: float, released: str = "output") -> float:
+    """δ(ε) ≤ p·δ_G(ε; S/σ), p = :func:`exposure_probability` ((⌈n/2⌉ − 1)/n for the output; module note)."""
     epsilon = float(epsilon)
     if not (math.isfinite(epsilon) and epsilon >= 0):
         raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}.")
-    return exposure_probability(event.n) * float(gdp_delta(epsilon, event.sensitivity / event.sigma))
+    return exposure_probability(event.n, released) * float(gdp_delta(epsilon, event.sensitivity / event.sigma))
 
 
-def single_use_epsilon(event: SCOEvent, delta: float) -> float:
-    """Smallest ε with :func:`single_use_delta` ≤ ``delta`` (0 when δ ≥ ⌈n/2⌉/n: non-use alone suffices)."""
+def single_use_epsilon(event: SCOEvent, delta: float, released: str = "output") -> float:
+    """Smallest ε with :func:`single_use_delta` ≤ ``delta`` (0 when δ ≥ the exposure probability p:
+    the record's absence from the release alone suffices; always 0 for the output at n = 2)."""
     validate_delta(delta)
-    exposure = exposure_probability(event.n)
+    exposure = exposure_probability(event.n, released)
     if delta >= exposure:
         return 0.0
     return float(gdp_epsilon(delta / exposure, event.sensitivity / event.sigma))
@@ -222,8 +255,9 @@ def uncertified_epsilons(event: SCOEvent, delta: float) -> dict[str, float]:
 
 
 SINGLE_USE_THEOREM = ("single use: each record enters at most one Gaussian step of Arora, Marinov, Ullah Alg. 1 "
-                      "(lines 4-9), used with probability <= ceil(n/2)/n; exact Gaussian delta (Dong, Roth, Su 2019, "
-                      "arXiv:1905.02383, Cor. 2.13) and joint convexity of E_gamma")
+                      "(lines 4-9), and reaches the released average of the fresh-step iterates only if it is among "
+                      "the first ceil(n/2) - 1 fresh records (probability <= (ceil(n/2) - 1)/n); exact Gaussian delta "
+                      "(Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 2.13) and joint convexity of E_gamma")
 
 
 def account_sco(event: SCOEvent, delta: float) -> PrivacyAccount:
@@ -238,11 +272,27 @@ def account_sco(event: SCOEvent, delta: float) -> PrivacyAccount:
 
 def calibrate_sco_sigma(n: int, sensitivity: float, epsilon: float, delta: float) -> float:
     """Smallest σ whose single-use certificate meets (ε, δ): σ = S/μ with μ the largest GDP parameter
-    meeting (ε, δ·n/⌈n/2⌉) (``gdp_mu`` never overshoots in floating point)."""
+    meeting (ε, δ·n/(⌈n/2⌉ − 1)), raised by a few ulps if rounding in δ·n/(⌈n/2⌉ − 1) or S/σ would
+    let :func:`account_sco` state more than ε (the certificate never overshoots the target).
+
+    Raises
+    ------
+    ValueError
+        For n = 2 (the output is w_0 = 0 whatever the data, so every σ gives (0, 0): pass σ), and
+        for δ ≥ (⌈n/2⌉ − 1)/n (every σ meets it).
+    """
     validate_delta(delta)
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
     exposure = exposure_probability(n)
+    if exposure == 0.0:
+        raise ValueError("with n = 2 records the released output is w_0 = 0 whatever the data (the only gradient "
+                         "taken is the last fresh record's), so every sigma gives epsilon = delta = 0 and there is "
+                         "nothing to calibrate: pass sigma instead of epsilon.")
     if delta >= exposure:
-        raise ValueError(f"delta must be below ceil(n/2)/n = {exposure:.4g} for a meaningful calibration; got {delta!r}.")
-    return float(sensitivity / gdp_mu(epsilon, delta / exposure))
+        raise ValueError(f"delta must be below (ceil(n/2) - 1)/n = {exposure:.4g} for a meaningful calibration; "
+                         f"got {delta!r}.")
+    sigma = float(sensitivity / gdp_mu(epsilon, delta / exposure))
+    while single_use_epsilon(SCOEvent(n, sensitivity, sigma, 2 * n), delta) > epsilon:
+        sigma = float(np.nextafter(sigma, np.inf)) * (1.0 + 1e-12)
+    return sigma

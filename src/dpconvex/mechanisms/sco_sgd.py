@@ -7,9 +7,11 @@ Online stochastic mirror descent (eq. 2) with the fresh-sample rule::
 
 until half of the records have been seen (|F| ≥ n/2) or τ_max = 2n steps, whichever comes
 first; the output is the average of the iterates w_t at which a fresh gradient was taken (those
-are the points of the online regret bound, Thm 4).  Φ = ½‖·‖₂² (default) is projected SGD, as
-printed in Algorithm 1; Φ = ½‖·‖_p² (1 < p ≤ 2) with an ℓ_p ball is the ℓ_p/ℓ_q variant
-(:mod:`dpconvex.mirror_maps`).  Subgradients suffice: f need only be convex and L-Lipschitz.
+are the points of the online regret bound, Thm 4), each taken before its step's update, so the
+last fresh record's gradient never reaches it.  Only that average is released and certified
+(:mod:`dpconvex.accounting.private_sco`, single use); the trajectory stays hidden.
+Φ = ½‖·‖₂² (default) is projected SGD, as printed in Algorithm 1; Φ = ½‖·‖_p² (1 < p ≤ 2) with an
+ℓ_p ball is the ℓ_p/ℓ_q variant (:mod:`dpconvex.mirror_maps`).  Subgradients suffice: f need only be convex and L-Lipschitz.
 """
 
 from __future__ import annotations
@@ -100,7 +102,8 @@ def sco_noisy_sgd(
         δ of the certificate, in (0, 1).
     epsilon, sigma : float, optional
         Give exactly one: a target ε (σ is then the smallest the single-use certificate allows, never
-        overshooting) or σ, the standard deviation of ξ.
+        overshooting) or σ, the standard deviation of ξ.  With n = 2 the output is w_0 = 0 whatever
+        the data (ε = δ = 0 for every σ), so a target ε is refused with a ``ValueError``: pass σ.
     l2_regularization : float
         λ ≥ 0 added to f (it cancels in the neighbours' gradient difference, so privacy is
         unchanged; it only adds λR to the Lipschitz constant the step size uses).
@@ -158,7 +161,8 @@ def sco_noisy_sgd(
             gradient = loss.per_example_gradients(w, X[index:index + 1], y[index:index + 1])[0] + l2_regularization * w
         w = constraint.project(potential.inverse_mirror(potential.mirror(w) - step_size * (gradient + noise)))
         steps += 1
-    notes.append("certified by the single-use bound; the paper's Lemma 2 + Thm 5 and per-step subsampled-Gaussian "
+    notes.append("certified by the single-use bound for the released average only (the last fresh record's "
+                 "gradient never reaches it); the paper's Lemma 2 + Thm 5 and per-step subsampled-Gaussian "
                  "composition are smaller but rest on an unproven step (hidden set of seen records), so they are only "
                  "reported, by `dpconvex account sco`")
     if fresh_count < n / 2:
@@ -182,14 +186,16 @@ def sco_noisy_sgd(
             # τ depends only on the sampled indices, never on the data: reporting it costs no privacy.
             "steps_run": steps, "fresh_steps": fresh_count, "sigma_convention": "xi ~ N(0, sigma^2 I) added to the (sub)gradient",
             "update_rule": UPDATE_RULE, "neighbouring": "replace-one",
-            "released": "average of the fresh-step iterates",
+            "released": "average of the fresh-step iterates (each taken before its step's update); the trajectory "
+                        "stays hidden",
         },
         order=None,
         conversion=privacy.conversion,
         sigma=event.sigma,
         iterations=max_steps,
         candidates=privacy.candidates,
-        composition_epsilon=privacy.epsilon,  # the single-use bound already covers the released trajectory
+        # Every iterate published: the single-use bound must then count the last fresh record too.
+        composition_epsilon=accountant.single_use_epsilon(event, delta, released="trajectory"),
         notes=tuple(notes),
     )
     return TrainingResult(coef=fresh_sum / fresh_count, certificate=certificate)
