@@ -1,11 +1,9 @@
 """Every choice read from the private data is visible in the certificate (issue 19, item 3).
 
-``VOIDING`` lists each path through the public API where a bound, scale or category set is read
-from the data: its certificate must say ε = ∞ ("inf" in JSON) with the reason in its notes, and
-the code must warn with the listed category.  ``CONDITIONED`` lists the one data-dependent choice
-that keeps ε, the binary classifiers' label set read from y (it differs between replace-one
-neighbours only when a class has a single record): its condition must be in the notes.  The
-converse tests check that declaring everything gives a finite ε and none of those notes.
+``VOIDING`` lists each path through the public API where a bound, scale, category set or label set
+is read from the data: its certificate must say ε = ∞ ("inf" in JSON) with the reason in its notes,
+and the code must warn with the listed category.  The converse tests check that declaring
+everything gives a finite ε and none of those notes.
 """
 
 from __future__ import annotations
@@ -111,7 +109,13 @@ def _schema_says_data_dependent(tmp_path, capsys):
 
 def _from_data(cls):
     def run(tmp_path, capsys):
-        return _fit(cls, data_norm="from_data")
+        return _fit(cls, data_norm="from_data", **({"classes": ["neg", "pos"]} if cls in CLASSIFIERS else {}))
+    return run
+
+
+def _classes_from_y(cls):
+    def run(tmp_path, capsys):
+        return _fit(cls)  # classes=None, data_norm declared
     return run
 
 
@@ -127,6 +131,8 @@ VOIDING = [
      'the schema says "data_dependent": true'),
     *[(f"{cls.__name__}-data_norm=from_data", _from_data(cls), PrivacyLeakWarning,
        "data_norm='from_data' read the norm bound from the private data") for cls in (*CLASSIFIERS, *REGRESSORS)],
+    *[(f"{cls.__name__}-classes=None", _classes_from_y(cls), PrivacyLeakWarning,
+       "classes=None read the label set {'neg', 'pos'} from the private labels y") for cls in CLASSIFIERS],
 ]
 
 
@@ -136,20 +142,6 @@ def test_data_dependent_choice_voids_the_certificate(tmp_path, capsys, run, cate
         epsilon, notes = run(tmp_path, capsys)
     assert epsilon == math.inf
     assert any(note.startswith(f"{NO_GUARANTEE}: ") and reason in note for note in notes), notes
-
-
-#: Binary classifiers reading their label set from y: ε kept, condition noted.
-CONDITIONED = [pytest.param(cls, id=f"{cls.__name__}-classes=None") for cls in CLASSIFIERS]
-
-
-@pytest.mark.filterwarnings("error::dpconvex.exceptions.PrivacyLeakWarning")
-@pytest.mark.parametrize("cls", CONDITIONED)
-def test_label_set_read_from_y_keeps_epsilon_with_its_condition(cls):
-    epsilon, notes = _fit(cls)
-    assert epsilon <= 1.0
-    assert ("label set {'neg', 'pos'} read from y: the guarantee assumes it is public (the same on neighbouring "
-            "data sets); pass classes=['neg', 'pos'] to declare it") in notes
-    assert not any(note.startswith(NO_GUARANTEE) for note in notes)
 
 
 # ----------------------------------------------------------------------------- the converse: all declared

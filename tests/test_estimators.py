@@ -94,23 +94,35 @@ NON_DEFAULT = {
                                     iterations=50, step_size=0.5, fit_intercept=True, classes=["pos", "neg"],
                                     random_state=3),
     PrivateHuberSVC: dict(epsilon=0.5, delta=1e-5, data_norm=1.5, l2_regularization=0.05,
-                          iterations="theorem4", huber_h=0.25, strict=True, random_state=7),
+                          iterations="theorem4", huber_h=0.25, strict=True, classes=["neg", "pos"], random_state=7),
     PrivateRidge: dict(epsilon=3.0, delta=1e-7, data_norm=1.0, label_bound=2.0, l2_regularization=0.1,
                        radius=5.0, iterations=40, step_size=0.1, fit_intercept=True, random_state=11),
 }
+
+
+ALL_CLASSIFIERS = (*CLASSIFIERS, PrivateLinearSVC)
+#: The labels of ``_data_for``'s classifier data and of ``_separable``.
+STRING_LABELS, BINARY_LABELS = ["neg", "pos"], [0, 1]
+
+
+def _make(cls, labels=STRING_LABELS, **params):
+    """``cls(**params)``; a classifier declares ``labels`` (``classes=None`` reads them from y and voids ε)."""
+    if cls in ALL_CLASSIFIERS:
+        params.setdefault("classes", labels)
+    return cls(**params)
 
 
 # ----------------------------------------------------------------------------- hyperparameters
 @pytest.mark.parametrize("non_default", [False, True], ids=["defaults", "non-defaults"])
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
 def test_fit_never_changes_hyperparameters(cls, non_default):
-    estimator = cls(**NON_DEFAULT[cls]) if non_default else cls(random_state=0)
+    estimator = cls(**NON_DEFAULT[cls]) if non_default else _make(cls, random_state=0)
     before = estimator.get_params(deep=True)
     estimator.fit(*_data_for(cls))
     after = estimator.get_params(deep=True)
     assert after == before
     if non_default:
-        assert after == {**cls().get_params(), **NON_DEFAULT[cls]}
+        assert after == {**_make(cls).get_params(), **NON_DEFAULT[cls]}
     else:
         # the resolved "auto" values live in the certificate, never in the parameters
         assert after["iterations"] == "auto" and after["step_size"] == "auto"
@@ -121,7 +133,7 @@ def test_fit_never_changes_hyperparameters(cls, non_default):
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
 def test_fitted_attributes_end_in_underscore(cls, fit_intercept):
     X, y = _data_for(cls)
-    estimator = cls(epsilon=0.7, delta=1e-6, fit_intercept=fit_intercept, random_state=0)
+    estimator = _make(cls, epsilon=0.7, delta=1e-6, fit_intercept=fit_intercept, random_state=0)
     with pytest.raises(NotFittedError):
         estimator.predict(X)
     state_before = set(vars(estimator))
@@ -157,7 +169,7 @@ def test_fitted_attributes_end_in_underscore(cls, fit_intercept):
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
 def test_privacy_report(cls):
     epsilon, delta = 0.7, 1e-6
-    estimator = cls(epsilon=epsilon, delta=delta, random_state=0).fit(*_data_for(cls))
+    estimator = _make(cls, epsilon=epsilon, delta=delta, random_state=0).fit(*_data_for(cls))
     report = estimator.privacy_report_
     assert 0 < report.epsilon <= epsilon
     assert report.delta == delta
@@ -173,7 +185,7 @@ def test_privacy_report(cls):
 
 def test_predict_proba_is_the_logistic_link():
     X, y = _data_for(PrivateLogisticRegression)
-    estimator = PrivateLogisticRegression(random_state=0).fit(X, y)
+    estimator = PrivateLogisticRegression(classes=STRING_LABELS, random_state=0).fit(X, y)
     proba = estimator.predict_proba(X)
     assert proba.shape == (X.shape[0], 2)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
@@ -184,17 +196,17 @@ def test_predict_proba_is_the_logistic_link():
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
 def test_seeded_runs_repeat_and_unseeded_runs_differ(cls):
     X, y = _data_for(cls)
-    first = cls(random_state=5).fit(X, y).coef_
-    again = cls(random_state=5).fit(X, y).coef_
+    first = _make(cls, random_state=5).fit(X, y).coef_
+    again = _make(cls, random_state=5).fit(X, y).coef_
     np.testing.assert_array_equal(first, again)
     # refitting the same instance with an int seed repeats too (no hidden state)
-    estimator = cls(random_state=5)
+    estimator = _make(cls, random_state=5)
     np.testing.assert_array_equal(estimator.fit(X, y).coef_.copy(), estimator.fit(X, y).coef_)
-    other_seed = cls(random_state=6).fit(X, y).coef_
+    other_seed = _make(cls, random_state=6).fit(X, y).coef_
     assert not np.array_equal(first, other_seed)
     # random_state=None: OS-seeded noise, so two fits differ (continuous noise: ties have probability 0)
-    unseeded_a = cls(random_state=None).fit(X, y).coef_
-    unseeded_b = cls(random_state=None).fit(X, y).coef_
+    unseeded_a = _make(cls, random_state=None).fit(X, y).coef_
+    unseeded_b = _make(cls, random_state=None).fit(X, y).coef_
     assert not np.array_equal(unseeded_a, unseeded_b)
     assert not np.array_equal(unseeded_a, first)
 
@@ -218,7 +230,7 @@ def test_accuracy_on_separable_data_at_large_epsilon(cls, fit_intercept):
     X_test, y_test = _separable(2000, seed=2)
     majority = max(y_test.mean(), 1 - y_test.mean())
     assert majority < 0.6
-    estimator = cls(epsilon=5.0, delta=1e-8, fit_intercept=fit_intercept, random_state=0).fit(X, y)
+    estimator = _make(cls, BINARY_LABELS, epsilon=5.0, delta=1e-8, fit_intercept=fit_intercept, random_state=0).fit(X, y)
     assert estimator.privacy_report_.epsilon <= 5.0
     accuracy = estimator.score(X_test, y_test)
     assert accuracy > 0.95, f"accuracy {accuracy:.3f}, majority rate {majority:.3f}"
@@ -309,7 +321,7 @@ def _too_long_rows(cls):
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
 def test_rows_above_data_norm_warn_with_the_count_kept_out_of_the_certificate(cls, fit_intercept):
     X, y = _too_long_rows(cls)
-    estimator = cls(fit_intercept=fit_intercept, random_state=0)
+    estimator = _make(cls, fit_intercept=fit_intercept, random_state=0)
     with pytest.warns(PrivacyLeakWarning, match="5 of .* rows have L2 norm above data_norm"):
         estimator.fit(X, y)
     # The count depends on the data: the user sees it in the warning, the released certificate never does.
@@ -321,7 +333,7 @@ def test_rows_above_data_norm_warn_with_the_count_kept_out_of_the_certificate(cl
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
 def test_strict_rejects_rows_above_data_norm(cls, fit_intercept):
     X, y = _too_long_rows(cls)
-    estimator = cls(strict=True, fit_intercept=fit_intercept, random_state=0)
+    estimator = _make(cls, strict=True, fit_intercept=fit_intercept, random_state=0)
     with pytest.raises(ValueError, match="data_norm"):
         estimator.fit(X, y)
     assert not hasattr(estimator, "coef_")
@@ -340,23 +352,24 @@ def test_ridge_targets_above_label_bound_warn():
 
 
 # ----------------------------------------------------------------------------- the label set
-ALL_CLASSIFIERS = (*CLASSIFIERS, PrivateLinearSVC)
-
-
 @pytest.mark.parametrize("cls", ALL_CLASSIFIERS, ids=lambda c: c.__name__)
-def test_label_set_read_from_y_is_a_noted_condition(cls):
-    """classes=None: ε is kept, and the notes state that the guarantee assumes the label set public."""
+def test_label_set_read_from_y_voids_the_guarantee(cls):
+    """classes=None reads the label set from the private y: ε = inf with the reason, as data_norm="from_data"."""
     X, y = _data_for(PrivateLogisticRegression)
-    read = cls(random_state=0).fit(X, y)
-    declared = cls(classes=["pos", "neg"], random_state=0).fit(X, y)
-    expected = ("label set {'neg', 'pos'} read from y: the guarantee assumes it is public (the same on "
-                "neighbouring data sets); pass classes=['neg', 'pos'] to declare it")
-    assert expected in read.privacy_report_.notes
+    read = cls(random_state=0)
+    with pytest.warns(PrivacyLeakWarning, match=r"classes=None read the label set .*epsilon = inf"):
+        read.fit(X, y)
+    declared = cls(classes=["pos", "neg"], random_state=0).fit(X, y)  # no warning (the module makes one an error)
+    reason = ("classes=None read the label set {'neg', 'pos'} from the private labels y (one record can change "
+              "it); pass classes=['neg', 'pos'] to keep the guarantee")
+    assert read.privacy_report_.epsilon == math.inf
+    assert any(reason in note for note in read.privacy_report_.notes)
     assert not any("label set" in note for note in declared.privacy_report_.notes)
-    assert read.privacy_report_.epsilon == declared.privacy_report_.epsilon <= 1.0
-    np.testing.assert_array_equal(read.coef_, declared.coef_)  # same labels, same model
+    assert declared.privacy_report_.epsilon <= 1.0
+    np.testing.assert_array_equal(read.coef_, declared.coef_)  # same labels and seed, same model
     np.testing.assert_array_equal(declared.classes_, ["neg", "pos"])  # sorted: "pos" is the positive class
     assert declared.get_params()["classes"] == ["pos", "neg"]  # fit did not sort the parameter
+    assert read.get_params()["classes"] is None  # nor fill in the one it read
 
 
 @pytest.mark.parametrize("cls", ALL_CLASSIFIERS, ids=lambda c: c.__name__)
@@ -374,7 +387,7 @@ def test_declared_classes_accept_a_training_set_with_one_of_them(cls):
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
 def test_data_norm_from_data_is_an_explicit_opt_in_with_infinite_epsilon(cls):
     X, y = _data_for(cls)
-    estimator = cls(data_norm="from_data", random_state=0)
+    estimator = _make(cls, data_norm="from_data", random_state=0)
     with pytest.warns(PrivacyLeakWarning, match="from_data"):
         estimator.fit(X, y)
     assert estimator.privacy_report_.epsilon == math.inf
@@ -386,7 +399,7 @@ def test_data_norm_from_data_is_an_explicit_opt_in_with_infinite_epsilon(cls):
 def test_step_size_beyond_two_over_smoothness_is_refused(cls):
     X, y = _data_for(cls)
     with pytest.raises(ValueError, match=r"step_size must be 'auto' or lie in \(0, 2/smoothness\)"):
-        cls(step_size=100.0, random_state=0).fit(X, y)
+        _make(cls, step_size=100.0, random_state=0).fit(X, y)
 
 
 # ============================================================================= pnsgd
@@ -464,7 +477,7 @@ def test_sklearn_estimator_checks_output_perturbation(estimator, check):
 def test_output_perturbation_methods_fit_separable_data(cls, method):
     X, y = _separable(2000, seed=1)
     X_test, y_test = _separable(2000, seed=2)
-    estimator = cls(epsilon=5.0, delta=1e-8, method=method, random_state=0).fit(X, y)
+    estimator = _make(cls, BINARY_LABELS, epsilon=5.0, delta=1e-8, method=method, random_state=0).fit(X, y)
     report = estimator.privacy_report_
     assert report.mechanism == method
     assert 0 < report.epsilon <= 5.0 and report.delta == 1e-8
@@ -485,7 +498,7 @@ def test_output_perturbation_methods_fit_separable_data(cls, method):
 ])
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
 def test_option_of_another_method_is_refused(cls, method, name, value):
-    estimator = cls(method=method, random_state=0, **{name: value})
+    estimator = _make(cls, method=method, random_state=0, **{name: value})
     with pytest.raises(ValueError, match=rf"'{name}' parameter applies to method in .*not '{method}'"):
         estimator.fit(*_data_for(cls))
     assert not hasattr(estimator, "coef_")
@@ -502,7 +515,7 @@ def test_bad_output_perturbation_options_name_the_parameter(name, value):
 def test_batch_size_above_n_is_refused():
     X, y = _data_for(PrivateLogisticRegression, n=30)
     with pytest.raises(ValueError, match="batch_size"):
-        PrivateLogisticRegression(method="nsgd", batch_size=31, random_state=0).fit(X, y)
+        PrivateLogisticRegression(method="nsgd", batch_size=31, classes=STRING_LABELS, random_state=0).fit(X, y)
 
 
 OUTPUT_PERTURBATION_OPTIONS = {
@@ -518,11 +531,11 @@ OUTPUT_PERTURBATION_OPTIONS = {
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
 def test_output_perturbation_fit_never_changes_hyperparameters(cls, method, non_default):
     options = OUTPUT_PERTURBATION_OPTIONS[method] if non_default else {}
-    estimator = cls(method=method, epsilon=2.0, fit_intercept=True, random_state=3, **options)
+    estimator = _make(cls, method=method, epsilon=2.0, fit_intercept=True, random_state=3, **options)
     before = estimator.get_params(deep=True)
     estimator.fit(*_data_for(cls))
     assert estimator.get_params(deep=True) == before
-    assert estimator.get_params() == {**cls().get_params(), "method": method, "epsilon": 2.0,
+    assert estimator.get_params() == {**_make(cls).get_params(), "method": method, "epsilon": 2.0,
                                       "fit_intercept": True, "random_state": 3, **options}
     report = estimator.privacy_report_
     assert report.mechanism == method and report.epsilon <= 2.0
@@ -544,10 +557,10 @@ def test_output_perturbation_fit_never_changes_hyperparameters(cls, method, non_
 @pytest.mark.parametrize("method", OUTPUT_PERTURBATION)
 def test_output_perturbation_seeded_runs_repeat_and_unseeded_runs_differ(method):
     X, y = _data_for(PrivateHuberSVC)
-    first = PrivateHuberSVC(method=method, random_state=5).fit(X, y).coef_
-    np.testing.assert_array_equal(first, PrivateHuberSVC(method=method, random_state=5).fit(X, y).coef_)
-    a = PrivateHuberSVC(method=method).fit(X, y).coef_
-    b = PrivateHuberSVC(method=method).fit(X, y).coef_
+    first = PrivateHuberSVC(method=method, classes=STRING_LABELS, random_state=5).fit(X, y).coef_
+    np.testing.assert_array_equal(first, PrivateHuberSVC(method=method, classes=STRING_LABELS, random_state=5).fit(X, y).coef_)
+    a = PrivateHuberSVC(method=method, classes=STRING_LABELS).fit(X, y).coef_
+    b = PrivateHuberSVC(method=method, classes=STRING_LABELS).fit(X, y).coef_
     assert not np.array_equal(a, b)
 
 
@@ -567,7 +580,7 @@ def test_output_perturbation_ridge_fits_a_linear_signal(method):
 @pytest.mark.parametrize("method", OUTPUT_PERTURBATION)
 def test_output_perturbation_rows_above_data_norm_warn_and_strict_refuses(method):
     X, y = _too_long_rows(PrivateLogisticRegression)
-    estimator = PrivateLogisticRegression(method=method, random_state=0)
+    estimator = PrivateLogisticRegression(method=method, classes=STRING_LABELS, random_state=0)
     with pytest.warns(PrivacyLeakWarning, match="5 of .* rows have L2 norm above data_norm"):
         estimator.fit(X, y)
     assert not any("clipped" in note for note in estimator.privacy_report_.notes)

@@ -306,7 +306,7 @@ def test_sklearn_estimator_checks_noisy_sgd_and_auto(estimator, check):
 def test_estimator_options_reach_the_trainer_and_are_not_changed():
     X, y = _data()
     model = PrivateLogisticRegression(method="noisy_sgd", batch_size=50, epochs=3, step_size=1.0, epsilon=1.0,
-                                      random_state=0).fit(X, y)
+                                      classes=[-1, 1], random_state=0).fit(X, y)
     a = model.privacy_report_.assumptions
     assert (a["batch_size"], a["epochs"], a["step_size"]) == (50, 3, 1.0)
     assert (model.batch_size, model.epochs, model.step_size) == (50, 3, 1.0)
@@ -321,7 +321,7 @@ def test_adult_accuracy_beats_the_majority_class():
     from dpconvex.datasets.holdout import load_train_test
 
     X_train, X_test, y_train, y_test, _ = load_train_test()
-    model = PrivateLogisticRegression(method="noisy_sgd", epsilon=1.0, random_state=0).fit(X_train, y_train)
+    model = PrivateLogisticRegression(method="noisy_sgd", epsilon=1.0, classes=[-1, 1], random_state=0).fit(X_train, y_train)
     assert model.score(X_test, y_test) > 0.80
     assert model.privacy_report_.epsilon <= 1.0
 

@@ -193,12 +193,14 @@ def test_bad_input_raises_value_error_naming_the_parameter(override, message):
 
 def test_estimators_accept_method_pnsgd():
     X, y = _classification(n=20000, seed=1)
-    model = PrivateLogisticRegression(method="pnsgd", epsilon=5.0, l2_regularization=0.01, random_state=0).fit(X, y)
+    model = PrivateLogisticRegression(method="pnsgd", epsilon=5.0, l2_regularization=0.01, classes=[-1, 1],
+                                      random_state=0).fit(X, y)
     report = model.privacy_report_
     assert report.mechanism == "pnsgd" and len(report.record_profile) == 20000
     assert model.score(X, y) > 0.8  # separable data, ε = 5 (measured 0.95): well above a random sign's 0.5
     assert model.get_params()["step_size"] == "auto" and model.privacy_report_.assumptions["step_size"] > 0  # fit left it
-    svc = PrivateHuberSVC(method="pnsgd", epsilon=5.0, l2_regularization=0.01, step_size=0.01, random_state=0).fit(X, y)
+    svc = PrivateHuberSVC(method="pnsgd", epsilon=5.0, l2_regularization=0.01, step_size=0.01, classes=[-1, 1],
+                          random_state=0).fit(X, y)
     assert svc.privacy_report_.assumptions["step_size"] == 0.01
     ridge = PrivateRidge(method="pnsgd", epsilon=5.0, random_state=0).fit(X, X @ [0.3, 0.2, 0.1])
     assert ridge.privacy_report_.mechanism == "pnsgd" and np.isfinite(ridge.privacy_report_.assumptions["diameter"])

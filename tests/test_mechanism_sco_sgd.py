@@ -148,19 +148,19 @@ def test_smooth_only_mechanisms_refuse_non_smooth_losses():
 
 def test_estimators():
     X, y = _task(n=4000, seed=2)
-    svc = PrivateLinearSVC(epsilon=5.0, random_state=0).fit(X, y)
+    svc = PrivateLinearSVC(epsilon=5.0, classes=[-1, 1], random_state=0).fit(X, y)
     assert svc.privacy_report_.mechanism == "sco_noisy_sgd" and svc.privacy_report_.epsilon <= 5.0
     assert svc.score(X, y) > 0.85  # separable by construction; measured 0.89-0.95 over seeds 0-2
-    logistic = PrivateLogisticRegression(method="sco_noisy_sgd", epsilon=2.0, random_state=0).fit(X, y)
+    logistic = PrivateLogisticRegression(method="sco_noisy_sgd", epsilon=2.0, classes=[-1, 1], random_state=0).fit(X, y)
     assert logistic.privacy_report_.assumptions["diameter"] == pytest.approx(2 * np.sqrt(2 * np.log(2) / 1e-3))
     rng = np.random.default_rng(0)
     target = X @ np.array([0.3, -0.2, 0.1]) + 0.02 * rng.standard_t(2, size=4000)
     lad = PrivateLADRegressor(epsilon=5.0, random_state=0).fit(X, target)
     assert lad.score(X, target) > 0.5  # measured 0.84-0.86 over seeds 0-2
     with pytest.raises(ValueError, match="hinge loss is not smooth"):
-        PrivateLinearSVC(method="noisy_gd").fit(X, y)
+        PrivateLinearSVC(method="noisy_gd", classes=[-1, 1]).fit(X, y)
     with pytest.raises(ValueError, match="radius='auto' needs l2_regularization > 0"):
-        PrivateLinearSVC(radius="auto").fit(X, y)
+        PrivateLinearSVC(radius="auto", classes=[-1, 1]).fit(X, y)
 
 
 def test_the_trainer_stops_at_half_the_records_after_the_coupon_collector_number_of_steps():

@@ -31,10 +31,11 @@ DATA_NORM_FROM_DATA = (
     "record can set); give data_norm as a number to keep the guarantee"
 )
 
-#: Condition noted when a binary classifier reads its two labels from y (``classes=None``).
+#: Why ``classes=None`` voids the certificate: the label set was read from the private y (one record
+#: can add or change a label), exactly like ``data_norm="from_data"``.
 LABELS_FROM_DATA = (
-    "label set {{{a}, {b}}} read from y: the guarantee assumes it is public (the same on neighbouring "
-    "data sets); pass classes=[{a}, {b}] to declare it"
+    "classes=None read the label set {{{a}, {b}}} from the private labels y (one record can change it); "
+    "pass classes=[{a}, {b}] to keep the guarantee"
 )
 
 _COMMON_CONSTRAINTS = {
@@ -89,17 +90,16 @@ class _PrivateLinearModel(BaseEstimator):
     def _label_bound(self) -> float | None:
         return None
 
-    def _fit_private(self, X: np.ndarray, y: np.ndarray, conditions: tuple[str, ...] = ()) -> None:
-        """Train on validated X, y; ``conditions`` are notes the caller adds to the certificate."""
+    def _fit_private(self, X: np.ndarray, y: np.ndarray, leaks: tuple[str, ...] = ()) -> None:
+        """Train on validated X, y; ``leaks`` name data-dependent choices the caller made (each voids the guarantee)."""
         loss = self._loss()
         n, dimension = X.shape
-        notes = list(conditions)
+        leaks = list(leaks)
         data_norm = self.data_norm
         if data_norm == "from_data":
             # Explicit opt-in: the bound is read from the private data, so no guarantee remains.
             data_norm = float(max(np.linalg.norm(X, axis=1).max(), np.finfo(float).tiny))
-            warnings.warn(f"{DATA_NORM_FROM_DATA}: the release has no differential-privacy guarantee "
-                          "(epsilon = inf)", PrivacyLeakWarning, stacklevel=3)
+            leaks.append(DATA_NORM_FROM_DATA)
         if self.fit_intercept:
             # Intercept = an extra constant feature equal to data_norm. Clip the original rows to
             # data_norm first; augmented rows then have norm <= √2·data_norm, the certificate's bound.
@@ -119,6 +119,9 @@ class _PrivateLinearModel(BaseEstimator):
         constraint = self._constraint(l2)
         if self.method in BOUNDED_DOMAIN_METHODS and not constraint.is_constrained:
             constraint = "auto"
+        for reason in leaks:  # after the checks that raise: a refused fit releases nothing
+            warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",
+                          PrivacyLeakWarning, stacklevel=3)
         result = METHODS[self.method](
             design,
             y,
@@ -136,9 +139,9 @@ class _PrivateLinearModel(BaseEstimator):
         self.coef_ = result.coef[:dimension].copy()
         # The constant feature equals data_norm, so its weight times data_norm is the intercept.
         self.intercept_ = float(result.coef[dimension] * data_norm) if self.fit_intercept else 0.0
-        certificate = result.certificate.with_notes(*notes)
-        if self.data_norm == "from_data":
-            certificate = certificate.without_guarantee(DATA_NORM_FROM_DATA)
+        certificate = result.certificate
+        for reason in leaks:
+            certificate = certificate.without_guarantee(reason)
         self.privacy_report_ = certificate
 
     def _decision(self, X) -> np.ndarray:
@@ -159,13 +162,13 @@ class _PrivateBinaryClassifier(ClassifierMixin, _PrivateLinearModel):
         """Fit on X (n, d) and binary labels y; returns self."""
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         X, y = validate_data(self, X, y, ensure_min_samples=2)
-        self.classes_, conditions = self._label_set(y)
+        self.classes_, leaks = self._label_set(y)
         signed = np.where(y == self.classes_[1], 1.0, -1.0)
-        self._fit_private(np.asarray(X, dtype=float), signed, conditions)
+        self._fit_private(np.asarray(X, dtype=float), signed, leaks)
         return self
 
     def _label_set(self, y: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
-        """The sorted label set (declared, or read from y) and the certificate condition it needs."""
+        """The sorted label set (declared, or read from y) and, if read from y, why that voids the guarantee."""
         if self.classes is not None:
             declared = np.asarray(self.classes)
             if declared.ndim != 1 or declared.size != 2 or np.unique(declared).size != 2:
@@ -243,10 +246,10 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
         one-hot encoded data (as :func:`dpconvex.datasets.load_adult`) already spans a constant.
     classes : None or sequence of two labels, default=None
         The label set, declared in advance; ``classes_`` holds it sorted, and the second label is
-        the positive class.  ``None`` reads the two labels from ``y``: the certificate keeps its ε but
-        notes the condition that the label set is public (the same on neighbouring data sets), which
-        fails only when a class has a single record.  Declared labels are public: no such note; a
-        label of ``y`` outside them raises ``ValueError``, and ``y`` may hold only one of them.
+        the positive class.  A label of ``y`` outside them raises ``ValueError``; ``y`` may hold only
+        one of them.  ``None`` reads the two labels from the private ``y`` (one record can change
+        the set, e.g. when a class has a single record), so, like ``data_norm="from_data"``, the
+        certificate says ε = inf with the reason and ``fit`` emits a ``PrivacyLeakWarning``.
     strict : bool, default=False
         Raise instead of clipping rows above ``data_norm``.
     random_state : None, int or Generator, default=None
@@ -438,7 +441,8 @@ class PrivateLinearSVC(_NonSmoothModel, _PrivateBinaryClassifier):
     step_size : float or "auto", default="auto"
         η; ``"auto"`` is Arora et al. Thm 6's D/(√n(L + σ√d)).
     classes : None or sequence of two labels, default=None
-        As in :class:`PrivateLogisticRegression`: declare the label set to make it public.
+        As in :class:`PrivateLogisticRegression`: declare the label set to keep the guarantee
+        (``None`` reads it from ``y`` and voids it, ε = inf).
     """
 
     _parameter_constraints = {**_NONSMOOTH_CONSTRAINTS, "classes": _CLASSES_RULES}

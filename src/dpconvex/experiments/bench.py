@@ -56,9 +56,10 @@ def _signed(y: np.ndarray) -> np.ndarray:
 
 
 def _ours(task: str, method: str, epsilon: float, delta: float, l2: float, seed: int, X, y, loss) -> dict[str, Any]:
-    estimator = TASKS[task][0](epsilon=epsilon, delta=delta, method=method, l2_regularization=l2, random_state=seed)
+    estimator = TASKS[task][0](epsilon=epsilon, delta=delta, method=method, l2_regularization=l2, classes=[-1, 1],
+                                 random_state=seed)
     tic = time.perf_counter()
-    estimator.fit(X, y)
+    estimator.fit(X, _signed(y))
     elapsed = time.perf_counter() - tic
     cert = estimator.privacy_report_
     return {"coef": estimator.coef_, "intercept": estimator.intercept_, "fit_time": elapsed, "bound": cert.bound,
