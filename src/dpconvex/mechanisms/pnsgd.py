@@ -19,6 +19,14 @@ convexity λ.  The worst record without random stopping is t = n, whose bound is
 (Laplace) mechanism: for it, hiding x_1..x_{n−1} gains nothing, so ``composition_epsilon`` (every
 iterate published) equals ε.  Amplification by iteration protects the earlier records, and
 random stopping protects all of them; the certificate's ``record_profile`` shows δ_t for each row.
+
+When to use: this is a faithful reproduction of Asoodeh, Diaz, Calmon 2020's per-record E_γ
+contraction certificate for one pass of projected noisy SGD — use it to study per-record privacy
+profiles (how δ_t shrinks for earlier records, random stopping).  Do not use it for accuracy on
+real tabular data: on UCI Adult (logistic, defaults, docs/BENCHMARKS.md) it scores 44.2–75.5 % at
+ε = 0.01–1, at or below the majority class (76.07 %), where the default ``method="auto"`` reaches
+80.8–82.8 % at ε = 0.1–1.  Use ``method="auto"`` for accuracy (``METHOD_ADVICE["pnsgd"]`` in
+:mod:`dpconvex.mechanisms`).
 """
 
 from __future__ import annotations
@@ -119,6 +127,11 @@ def pnsgd(
     random_state: None | int | np.random.Generator = None,
 ) -> TrainingResult:
     """Train by one pass of projected noisy SGD and certify the released iterate per record.
+
+    When to use: a faithful reproduction of Asoodeh, Diaz, Calmon 2020's per-record E_γ contraction
+    certificate, for studying per-record privacy profiles (``record_profile``).  Not for accuracy on
+    real tabular data: on UCI Adult (docs/BENCHMARKS.md) it scores 44.2–75.5 % at ε ≤ 1, at or below
+    the majority class (76.07 %); use ``method="auto"`` (80.8–82.8 % at ε = 0.1–1) instead.
 
     Parameters
     ----------

@@ -12,6 +12,14 @@ last fresh record's gradient never reaches it.  Only that average is released an
 (:mod:`dpconvex.accounting.private_sco`, single use); the trajectory stays hidden.
 Φ = ½‖·‖₂² (default) is projected SGD, as printed in Algorithm 1; Φ = ½‖·‖_p² (1 < p ≤ 2) with an
 ℓ_p ball is the ℓ_p/ℓ_q variant (:mod:`dpconvex.mirror_maps`).  Subgradients suffice: f need only be convex and L-Lipschitz.
+
+When to use: this is a faithful reproduction of Arora, Marinov, Ullah's private SCO algorithm for
+non-smooth losses, and the library's only trainer for non-smooth losses (hinge, absolute error:
+``PrivateLinearSVC``, ``PrivateLADRegressor``) and for non-Euclidean ℓ_p balls (Φ = ½‖·‖_p²).  Do
+not pick it for a smooth loss when accuracy matters: on UCI Adult (logistic, defaults,
+docs/BENCHMARKS.md) it scores 46.9–67.2 % at ε = 0.01–1, below the majority class (76.07 %),
+where the default ``method="auto"`` reaches 80.8–82.8 % at ε = 0.1–1.  Use ``method="auto"`` for
+accuracy (``METHOD_ADVICE["sco_noisy_sgd"]`` in :mod:`dpconvex.mechanisms`).
 """
 
 from __future__ import annotations
@@ -90,6 +98,12 @@ def sco_noisy_sgd(
     random_state: None | int | np.random.Generator = None,
 ) -> TrainingResult:
     """Train by Algorithm 1 of Arora, Marinov, Ullah and certify the averaged output.
+
+    When to use: a faithful reproduction of Arora, Marinov, Ullah's non-smooth private SCO algorithm
+    — the only trainer for non-smooth losses (hinge, absolute error) and non-Euclidean ℓ_p balls.
+    Not for accuracy with a smooth loss on real tabular data: on UCI Adult (logistic,
+    docs/BENCHMARKS.md) it scores 46.9–67.2 % at ε ≤ 1, below the majority class (76.07 %); use
+    ``method="auto"`` (80.8–82.8 % at ε = 0.1–1) instead.
 
     Parameters
     ----------
