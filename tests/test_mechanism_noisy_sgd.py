@@ -363,3 +363,145 @@ def test_unequal_last_batch_certificate_covers_the_exact_gaussian_law(n, b, epoc
     true_mu = _exact_cyclic_quadratic_mu(n, b, epochs, eta, 0.0, cert.assumptions["gradient_sensitivity"], cert.sigma)
     assert gdp_epsilon(1e-6, true_mu) <= cert.epsilon * (1 + 1e-9)
     assert cert.assumptions["strong_convexity"] == pytest.approx((n - (math.ceil(n / b) - 1) * b) / b)
+
+
+# ----------------------------------------------------------------------------- Poisson sampler (issue 14)
+def _sgd_module():
+    import importlib
+
+    return importlib.import_module("dpconvex.mechanisms.noisy_sgd")  # the package attribute is the function
+
+
+def _tiny_gap_chunks(monkeypatch):
+    """Three geometric gaps per draw: steps straddle chunks, so the carried-over stream is exercised."""
+    monkeypatch.setattr(_sgd_module(), "_gap_count", lambda q, span: 3)
+    monkeypatch.setattr(_sgd_module(), "_GAPS_PER_CHUNK", 1)
+
+
+def _binomial_two_sided_p(count, trials, p):
+    from scipy import stats
+
+    return 2.0 * min(stats.binom.cdf(count, trials, p), stats.binom.sf(count - 1, trials, p))
+
+
+@pytest.mark.parametrize("n, b", [(20, 6), (2, 1)])
+@pytest.mark.parametrize("chunks", ["default", "tiny"])
+def test_poisson_batches_are_independent_bernoulli_memberships(monkeypatch, n, b, chunks):
+    # Every record is in every batch independently with probability q = b/n.  T seeded batches from
+    # the sampler itself; exact two-sided binomial tests, Bonferroni at 3e-7 in all, of: each record's
+    # inclusion count ~ Bin(T, q); each pair's joint inclusion ~ Bin(T, q²) (independence within a
+    # step); record i at step t with record j at step t + 1, for the stream's neighbours (n − 1, 0)
+    # and (i, i), ~ Bin(T − 1, q²) (independence across steps); and a chi-square test (asymptotic,
+    # cells pooled to expected ≥ 50) at 1e-7 that batch sizes follow Bin(n, q).  A correct sampler
+    # fails a case with probability ≤ 4e-7, and the four cases with ≤ 1.6e-6 (the seeds are fixed,
+    # so the test is deterministic).
+    from scipy import stats
+
+    module = _sgd_module()
+    if chunks == "tiny":
+        _tiny_gap_chunks(monkeypatch)
+    q, steps = b / n, 40_000 if chunks == "default" else 10_000
+    batches = list(module._poisson_batches(n, q, steps, np.random.default_rng(2026)))
+    assert len(batches) == steps
+    member = np.zeros((steps, n), dtype=bool)
+    for t, batch in enumerate(batches):
+        assert batch.dtype.kind == "i" and np.all(np.diff(batch) > 0)  # sorted, no repeats
+        assert batch.size == 0 or (batch[0] >= 0 and batch[-1] < n)
+        member[t, batch] = True
+
+    tests = [(int(count), steps, q) for count in member.sum(axis=0)]
+    joint = member.T.astype(np.int64) @ member.astype(np.int64)
+    tests += [(int(joint[i, j]), steps, q * q) for i in range(n) for j in range(i + 1, n)]
+    tests += [(int(np.sum(member[:-1, n - 1] & member[1:, 0])), steps - 1, q * q)]
+    tests += [(int(np.sum(member[:-1, i] & member[1:, i])), steps - 1, q * q) for i in range(n)]
+    smallest = min(_binomial_two_sided_p(*test) for test in tests)
+    assert smallest >= 3e-7 / len(tests), smallest
+
+    sizes = member.sum(axis=1)
+    expected = stats.binom.pmf(np.arange(n + 1), n, q) * steps
+    observed = np.bincount(sizes, minlength=n + 1).astype(float)
+    cells, cell_observed, cell_expected = [], 0.0, 0.0
+    for k in range(n + 1):  # pool neighbouring sizes until each cell expects ≥ 50
+        cell_observed, cell_expected = cell_observed + observed[k], cell_expected + expected[k]
+        if cell_expected >= 50:
+            cells.append((cell_observed, cell_expected))
+            cell_observed, cell_expected = 0.0, 0.0
+    if cell_expected > 0:
+        cells[-1] = (cells[-1][0] + cell_observed, cells[-1][1] + cell_expected)
+    obs, exp = np.array(cells).T
+    if len(cells) > 1:
+        assert stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue >= 1e-7
+
+
+@pytest.mark.parametrize("n", [1, 2, 7])
+def test_poisson_batches_with_rate_one_hold_every_row(n):
+    X, y = _indexed_data(n)
+    y[::2] = -1.0
+    loss = _CountingLoss()
+    noisy_sgd(X, y, loss=loss, l2_regularization=0.1, delta=1e-5, sigma=1.0, batching="poisson", batch_size=n,
+              epochs=4, random_state=0)
+    assert len(loss.batches) == 4 and all(np.array_equal(batch, np.arange(n)) for batch in loss.batches)
+    from dpconvex.mechanisms.noisy_sgd import _poisson_batches
+
+    batches = list(_poisson_batches(n, 1.0, 50, np.random.default_rng(0)))
+    assert len(batches) == 50 and all(np.array_equal(batch, np.arange(n)) for batch in batches)
+
+
+def test_poisson_batches_of_a_tiny_rate_are_mostly_empty_and_counted():
+    # n = 3, b = 1 over a long run is covered above; here q = 1/5000 with 5000 rows: T = 5000 steps
+    # hold Bin(25e6, 2e-4) records in all, mean 5000, sd ≈ 70.7; |z| < 5.5 fails with probability < 4e-8.
+    from dpconvex.mechanisms.noisy_sgd import _poisson_batches
+
+    n, steps, q = 5000, 5000, 1 / 5000
+    total = sum(batch.size for batch in _poisson_batches(n, q, steps, np.random.default_rng(5)))
+    assert abs(total - n * steps * q) / math.sqrt(n * steps * q * (1 - q)) < 5.5
+
+
+@pytest.mark.parametrize("chunks", ["default", "tiny"])
+def test_poisson_run_is_reproducible_and_its_batches_replay_from_the_logged_gaps(monkeypatch, chunks):
+    from dpconvex.audit.soundness import NoiselessGenerator, _sgd_batches
+
+    if chunks == "tiny":
+        _tiny_gap_chunks(monkeypatch)
+    X, y = _indexed_data(60)
+    y[1::2] = -1.0
+    options = dict(l2_regularization=0.1, delta=1e-5, sigma=1.0, batching="poisson", batch_size=7, epochs=3)
+    first = noisy_sgd(X, y, loss=LogisticLoss(), random_state=11, **options)
+    again = noisy_sgd(X, y, loss=LogisticLoss(), random_state=np.random.default_rng(11), **options)
+    other = noisy_sgd(X, y, loss=LogisticLoss(), random_state=12, **options)
+    assert np.array_equal(first.coef, again.coef) and not np.array_equal(first.coef, other.coef)
+
+    loss, generator = _CountingLoss(), NoiselessGenerator(4)
+    result = noisy_sgd(X, y, loss=loss, random_state=generator, **options)
+    replayed = _sgd_batches(result.certificate, generator.log)
+    assert len(replayed) == len(loss.batches) == result.certificate.iterations
+    assert all(np.array_equal(p, r) for p, r in zip(loss.batches, replayed))
+
+
+@pytest.mark.parametrize("batching", ["shuffled", "cyclic"])
+@pytest.mark.parametrize("output", ["last", "average"])
+def test_disjoint_batch_runs_keep_one_gaussian_draw_per_step(batching, output):
+    # The trainer draws ξ_k in blocks of steps (d = 3000: 21 steps a block, here 40 steps); the run
+    # must equal, bit for bit, the update with one rng.standard_normal(d) per step after the permutation.
+    rng = np.random.default_rng(3)
+    n, d, b, epochs, eta, sigma, l2 = 30, 3000, 4, 5, 0.5, 2.0, 0.1
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    ball = L2Ball(0.05)
+    result = noisy_sgd(X, y, loss=LogisticLoss(), l2_regularization=l2, delta=1e-5, sigma=sigma, batching=batching,
+                       batch_size=b, epochs=epochs, step_size=eta, constraint=ball, output=output, random_state=9)
+    stream = np.random.default_rng(9)
+    if batching == "shuffled":
+        order = stream.permutation(n)
+        X, y = X[order], y[order]
+    theta, total, steps = np.zeros(d), np.zeros(d), 0
+    for _ in range(epochs):
+        for start in range(0, n, b):
+            gradient = LogisticLoss().gradient_sum(theta, X[start:start + b], y[start:start + b])
+            gradient = gradient + sigma * stream.standard_normal(d)
+            theta = ball.project(theta - eta * (gradient / b + l2 * theta))
+            total += theta
+            steps += 1
+    assert steps > 21
+    assert np.array_equal(result.coef, total / steps if output == "average" else theta)

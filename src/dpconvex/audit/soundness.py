@@ -54,6 +54,7 @@ from ..accounting.sensitivity import SGDSchedule, sensitivity_vector
 from ..certificate import PrivacyCertificate
 from ..losses import LOSSES, Loss
 from ..mechanisms import METHODS
+from ..mechanisms.noisy_sgd import _poisson_batches_from_gaps
 from ..mirror_maps import PNormPotential
 
 __all__ = ["NoiselessGenerator", "Scenario", "SearchResult", "ORACLES", "scenarios", "search", "example_constraints"]
@@ -90,8 +91,9 @@ METHOD_OPTIONS: dict[str, list[dict]] = {
 class NoiselessGenerator(np.random.Generator):
     """A PCG64 generator whose Gaussian and Laplace draws are all zero; other draws are real and logged.
 
-    ``log`` lists ``(method, result)`` for every ``permutation``, ``choice`` and ``integers`` call,
-    in order: the batches, permutations and stopping times of the run.
+    ``log`` lists ``(method, result)`` for every ``permutation``, ``choice``, ``integers`` and
+    ``geometric`` call, in order: the batches (Poisson: as geometric gaps), permutations and
+    stopping times of the run.
     """
 
     def __init__(self, seed: int) -> None:
@@ -123,6 +125,9 @@ class NoiselessGenerator(np.random.Generator):
 
     def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):  # noqa: D102
         return self._logged("integers", super().integers(low, high, size, dtype, endpoint))
+
+    def geometric(self, p, size=None):  # noqa: D102
+        return self._logged("geometric", super().geometric(p, size))
 
 
 def example_constraints() -> list:
@@ -218,8 +223,10 @@ def _gd_oracle(cert: PrivacyCertificate, record: int, log: list) -> float:
 def _sgd_batches(cert: PrivacyCertificate, log: list) -> list[NDArray]:
     a = cert.assumptions
     n, b = a["n"], a["batch_size"]
-    if a["batching"] == "poisson":
-        return [result for name, result in log if name == "choice"]
+    if a["batching"] == "poisson":  # the trainer's stream of geometric gaps, replayed by its own rule
+        gaps = [np.atleast_1d(result) for name, result in log if name == "geometric"]
+        return _poisson_batches_from_gaps(np.concatenate(gaps) if gaps else np.empty(0, dtype=np.int64), n,
+                                          cert.iterations)
     order = next(result for name, result in log if name == "permutation") if a["batching"] == "shuffled" \
         else np.arange(n)
     partition = [order[start:start + b] for start in range(0, n, b)]

@@ -235,22 +235,72 @@ def _every_batch_strong_convexity(strong_convexity: float, l2_regularization: fl
 
 
 def _batches(event: accountant.NoisySGDEvent, rng: np.random.Generator):
-    """The T batches as index arrays (Poisson, drawn lazily) or slices of the once-permuted rows.
+    """The T batches as sorted index arrays (Poisson, drawn lazily) or slices of the once-permuted rows.
 
     Returns ``(order, batches)``: shuffled/cyclic runs permute the rows once by ``order`` (the
     secret partition of a shuffled run; the identity for cyclic) and then read contiguous slices,
     so no step copies a batch; Poisson batches index the original rows (``order`` is ``None``).
+
+    Poisson batches (every record in every step independently with probability q): the T·n
+    memberships, step t on positions t·n … (t + 1)·n − 1, are one Bernoulli(q) sequence, whose
+    successes are the partial sums minus one of i.i.d. Geometric(q) gaps on {1, 2, …}.  The gaps
+    are drawn by ``rng.geometric(q, size)`` in chunks (each chunk continues the stream where the
+    previous one ended, so chunk sizes do not change the law) until the stream passes T·n; step t
+    is the successes in its n positions, reduced mod n: a sorted array, O(expected batch) work per
+    step.  q = 1 gives gaps of 1, every row.  :func:`dpconvex.audit.soundness` replays the batches
+    from the logged gaps by the same rule (:func:`_poisson_batches_from_gaps`).
     """
     n, b = event.n, event.batch_size
     if event.batching == "poisson":
-        def poisson():
-            for _ in range(event.steps):
-                # A Poisson(q) subset is a Binomial(n, q) count of records chosen uniformly without replacement.
-                yield rng.choice(n, size=rng.binomial(n, event.sampling_rate), replace=False)
-        return None, poisson()
+        return None, _poisson_batches(n, event.sampling_rate, event.steps, rng)
     order = rng.permutation(n) if event.batching == "shuffled" else None
     partition = [slice(start, start + b) for start in range(0, n, b)]
     return order, (batch for _ in range(event.epochs) for batch in partition)
+
+
+#: Expected successes drawn per chunk of geometric gaps (unless one step needs more).
+_GAPS_PER_CHUNK = 1 << 16
+
+
+def _gap_count(q: float, span: int) -> int:
+    """Gaps to draw so that their sum passes ``span`` positions but for a 6-sd event (then: draw again)."""
+    mean = q * span
+    return int(math.ceil(mean + 6.0 * math.sqrt(mean * (1.0 - q)))) + 16
+
+
+def _poisson_batches(n: int, q: float, steps: int, rng: np.random.Generator):
+    """Yield ``steps`` sorted index arrays, each row independently in each with probability q (see :func:`_batches`)."""
+    end = n * steps                     # positions 0 … end − 1 hold every membership of the run
+    last = -1                           # position of the latest success drawn
+    pending = np.empty(0, dtype=np.int64)
+    step = 0
+    while step < steps:
+        # Span to cover: at least the current step, about _GAPS_PER_CHUNK successes, at most the run.
+        span = min(end - 1 - last, max((step + 1) * n - 1 - last, math.ceil(_GAPS_PER_CHUNK / q)))
+        positions = np.cumsum(rng.geometric(q, size=_gap_count(q, span)))
+        positions += last
+        last = int(positions[-1])
+        if pending.size:
+            positions = np.concatenate((pending, positions))
+        done = min(steps, (last + 1) // n)  # steps whose positions are all decided
+        if done == step:
+            pending = positions
+            continue
+        cuts = np.searchsorted(positions, n * np.arange(step + 1, done + 1)).tolist()
+        rows = positions % n
+        start = 0
+        for cut in cuts:
+            yield rows[start:cut]
+            start = cut
+        pending = positions[start:]
+        step = done
+
+
+def _poisson_batches_from_gaps(gaps: NDArray, n: int, steps: int) -> list[NDArray]:
+    """The batches of :func:`_poisson_batches` from all its geometric gaps, concatenated (for replays)."""
+    positions = np.cumsum(np.asarray(gaps, dtype=np.int64)) - 1
+    positions = positions[positions < n * steps]
+    return np.split(positions % n, np.searchsorted(positions, n * np.arange(1, steps)))
 
 
 def noisy_sgd(
@@ -339,20 +389,52 @@ def noisy_sgd(
     theta = np.zeros(dimension)
     total = np.zeros(dimension)
     eta, b, noise = event.step_size, event.batch_size, event.sigma
-    bar = tqdm(total=event.steps, desc="noisy_sgd", unit="step", disable=None if progress is None else not progress,
+    steps, report = event.steps, event.batches
+    bar = tqdm(total=steps, desc="noisy_sgd", unit="step", disable=None if progress is None else not progress,
                delay=0.0 if progress else 2.0, mininterval=0.5)
     order, batches = _batches(event, rng)
     if order is not None:
         X, y = X[order], y[order]
-    row_norms = np.linalg.norm(X, axis=1) if plan.clip_norm is not None else None
+    clip = plan.clip_norm
+    row_norms = np.linalg.norm(X, axis=1) if clip is not None else None
+    gradient_sum = loss.gradient_sum
+    sliced, take_rows, take_labels = event.batching != "poisson", X.take, y.take
+    # The projection, inlined for the L2 ball (‖w‖ as np.linalg.norm computes it: √(w·w)) and the identity.
+    ball = type(constraint) is L2Ball
+    radius = constraint.radius if ball else math.inf
+    project = None if ball or type(constraint) is Unconstrained else constraint.project
+    average = plan.output == "average"
+    sqrt = math.sqrt
+    # ξ_k drawn in blocks of steps (the same stream as one draw per step), ≈ 64k numbers a block.
+    block_steps = max(1, min(steps, (1 << 16) // max(dimension, 1)))
+    block, row = None, block_steps
     for step, batch in enumerate(batches, start=1):
-        gradient = loss.gradient_sum(theta, X[batch], y[batch], plan.clip_norm,
-                                     None if row_norms is None else row_norms[batch])
-        gradient = gradient + noise * rng.standard_normal(dimension)
-        theta = constraint.project(theta - eta * (gradient / b + l2_regularization * theta))
-        total += theta
-        if step % event.batches == 0:
-            bar.update(event.batches)
+        if row == block_steps:
+            block = rng.standard_normal((min(block_steps, steps - step + 1), dimension))
+            block *= noise
+            row = 0
+        if sliced:  # a view of the permuted rows
+            rows, labels, norms = X[batch], y[batch], None if row_norms is None else row_norms[batch]
+        else:  # sorted indices: ndarray.take gathers the same rows faster than X[batch]
+            rows, labels, norms = take_rows(batch, 0), take_labels(batch), None if row_norms is None else \
+                row_norms.take(batch)
+        gradient = gradient_sum(theta, rows, labels, clip, norms) + block[row]
+        row += 1
+        # θ ← Π_C(θ − η(g/b + λθ)), operation by operation as written (same rounding).
+        gradient /= b
+        gradient += l2_regularization * theta
+        gradient *= eta
+        theta = theta - gradient
+        if ball:
+            norm = sqrt(theta @ theta)
+            if not norm <= radius:
+                theta *= radius / norm
+        elif project is not None:
+            theta = project(theta)
+        if average:
+            total += theta
+        if step % report == 0:
+            bar.update(report)
     bar.close()
     coef = total / event.steps if plan.output == "average" else theta
 
