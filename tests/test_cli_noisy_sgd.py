@@ -78,4 +78,5 @@ def test_train_with_the_new_methods(capsys, method):
     payload = json.loads(out.out)
     assert code == 0 and payload["certificate"]["epsilon"] <= 0.5
     if method == "auto":
-        assert any("method='auto' chose" in note for note in payload["certificate"]["notes"])
+        assert any("method='auto' (epsilon=0.5, delta=1e-08) chose noisy_sgd" in note
+                   for note in payload["certificate"]["notes"])

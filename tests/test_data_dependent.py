@@ -180,7 +180,7 @@ def test_without_guarantee_voids_every_epsilon_and_keeps_the_rest():
         certificate.delta, certificate.bound, certificate.sigma, certificate.assumptions)
     assert math.isfinite(certificate.epsilon)  # the original is untouched
     assert void.to_dict()["epsilon"] == "inf"
-    assert str(void).startswith(f"(inf, {certificate.delta:.3g})-DP by noisy_gd: {NO_GUARANTEE}")
+    assert str(void).startswith(f"(inf, {certificate.delta:.3g})-DP by {certificate.mechanism}: {NO_GUARANTEE}")
     # ε only ever grows: notes added later keep it void, and a second reason is added, not replacing
     again = void.with_notes("later").without_guarantee("another reason")
     assert again.epsilon == math.inf and again.notes[-2:] == ("later", f"{NO_GUARANTEE}: another reason")

@@ -91,12 +91,12 @@ def _data_for(cls, n=60, d=3, seed=0):
 
 NON_DEFAULT = {
     PrivateLogisticRegression: dict(epsilon=2.5, delta=1e-6, data_norm=2.0, l2_regularization=0.01,
-                                    iterations=50, step_size=0.5, fit_intercept=True, classes=["pos", "neg"],
+                                    method="noisy_gd", iterations=50, step_size=0.5, fit_intercept=True, classes=["pos", "neg"],
                                     random_state=3),
     PrivateHuberSVC: dict(epsilon=0.5, delta=1e-5, data_norm=1.5, l2_regularization=0.05,
-                          iterations="theorem4", huber_h=0.25, strict=True, classes=["neg", "pos"], random_state=7),
+                          method="noisy_gd", iterations="theorem4", huber_h=0.25, strict=True, classes=["neg", "pos"], random_state=7),
     PrivateRidge: dict(epsilon=3.0, delta=1e-7, data_norm=1.0, label_bound=2.0, l2_regularization=0.1,
-                       radius=5.0, iterations=40, step_size=0.1, fit_intercept=True, random_state=11),
+                       radius=5.0, method="noisy_gd", iterations=40, step_size=0.1, fit_intercept=True, random_state=11),
 }
 
 
@@ -399,7 +399,7 @@ def test_data_norm_from_data_is_an_explicit_opt_in_with_infinite_epsilon(cls):
 def test_step_size_beyond_two_over_smoothness_is_refused(cls):
     X, y = _data_for(cls)
     with pytest.raises(ValueError, match=r"step_size must be 'auto' or lie in \(0, 2/smoothness\)"):
-        _make(cls, step_size=100.0, random_state=0).fit(X, y)
+        _make(cls, method="noisy_gd", step_size=100.0, random_state=0).fit(X, y)
 
 
 # ============================================================================= pnsgd

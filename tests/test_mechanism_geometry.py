@@ -17,7 +17,7 @@ from dpconvex.constraints import L2Ball, LpBall, Unconstrained
 from dpconvex.losses import LogisticLoss, QuadraticDistanceLoss
 from dpconvex.mechanisms import METHODS, outpert_gd
 from dpconvex.mechanisms._geometry import BREGMAN_PROJECTION_MECHANISMS, require_euclidean_projection
-from dpconvex.mechanisms.auto import select_method
+from dpconvex.mechanisms.auto import select_configuration
 from dpconvex.mechanisms.noisy_gd import plan_noisy_gd
 from dpconvex.mechanisms.noisy_sgd import plan_noisy_sgd
 from dpconvex.mirror_maps import PNormPotential
@@ -65,7 +65,7 @@ def test_the_planners_used_by_auto_refuse_it_too():
         with pytest.raises(ValueError, match=_refusal(BALL, name)):
             planner(40, 3, **common)
     with pytest.raises(ValueError, match=_refusal(BALL, "auto")):
-        select_method(40, 3, **common)
+        select_configuration(40, 3, **common)
 
 
 def test_the_issue_reproduction_raises():

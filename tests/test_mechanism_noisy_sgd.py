@@ -7,7 +7,6 @@ here the trainer is checked against them.  Statistical tests state their false-f
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 
@@ -20,9 +19,8 @@ from dpconvex.accounting import gdp
 from dpconvex.accounting import noisy_sgd as acc
 from dpconvex.constraints import L2Ball, Unconstrained
 from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex.losses import LogisticLoss, QuadraticDistanceLoss, SquaredLoss
+from dpconvex.losses import LogisticLoss, QuadraticDistanceLoss
 from dpconvex.mechanisms import MECHANISMS, METHODS, auto, noisy_sgd
-from dpconvex.mechanisms.auto import CANDIDATES, released_noise_variance, select_method
 from dpconvex.mechanisms.noisy_sgd import default_batch_size, default_epochs, default_step_size, plan_noisy_sgd
 
 
@@ -241,46 +239,6 @@ def test_auto_epochs_need_a_target_epsilon():
     X, y = _data()
     with pytest.raises(ValueError, match="epochs='auto' needs a target epsilon"):
         noisy_sgd(X, y, sigma=1.0, **LOGISTIC)
-
-
-# ----------------------------------------------------------------------------- method="auto"
-@pytest.mark.parametrize("average", [False, True])
-@pytest.mark.parametrize("curvature", [0.0, 0.05])
-def test_released_noise_variance_matches_a_simulation(average, curvature):
-    # 20,000 seeded simulations of the recursion: the sample variance of a Gaussian is within ±5 % of
-    # the truth except with probability < 1e-11 (chi-square, 19,999 d.o.f.).
-    s, eta, steps = 0.3, 0.5, 40
-    rng = np.random.default_rng(0)
-    theta, total = np.zeros(20_000), np.zeros(20_000)
-    for _ in range(steps):
-        theta = (1 - eta * curvature) * theta + s * rng.standard_normal(20_000)
-        total += theta
-    sample = total / steps if average else theta
-    assert sample.var() == pytest.approx(released_noise_variance(s, eta, curvature, steps, average), rel=0.05)
-    if curvature == 0:  # closed forms of the random walk: s²T, and s²(T + 1)(2T + 1)/(6T) for the mean
-        exact = steps * s**2 if not average else s**2 * (steps + 1) * (2 * steps + 1) / (6 * steps)
-        assert released_noise_variance(s, eta, 0.0, steps, average) == pytest.approx(exact)
-
-
-def test_auto_picks_the_least_noise_and_says_why():
-    X, y = _data(n=2000, d=5)
-    y = np.clip(X @ np.ones(5) * 0.5, -1, 1)
-    common = dict(loss=SquaredLoss(), l2_regularization=0.05, epsilon=1.0, delta=1e-8, label_bound=1.0,
-                  constraint=L2Ball(1 / math.sqrt(0.05)))
-    label, trainer, options, reason = select_method(2000, 5, **common)
-    variances = {name: plan(2000, 5, common)[0] for name, plan in CANDIDATES.items()}
-    assert label == min(variances, key=variances.get)
-    assert all(f"{name} {value:.3g}" in reason for name, value in variances.items())
-    assert label == "noisy_sgd (poisson batches)" and options["output"] == "average"  # averaging wins here
-    cert = auto(X, y, **common, random_state=0).certificate
-    assert cert.epsilon <= 1.0 and cert.notes[-1] == reason
-    assert cert.mechanism == trainer.__name__
-
-
-def test_auto_needs_a_target_epsilon():
-    X, y = _data()
-    with pytest.raises(ValueError, match="needs a target epsilon"):
-        auto(X, y, sigma=1.0, **LOGISTIC)
 
 
 # ----------------------------------------------------------------------------- estimators

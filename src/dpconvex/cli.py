@@ -339,7 +339,8 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", type=float, default=1e-8)
     p.add_argument("--model", default="logistic", choices=list(MODELS))
     p.add_argument("--method", choices=list(METHODS),
-                   help="trainer (default: the model's own, noisy_gd; sco_noisy_sgd for --model hinge). "
+                   help="trainer (default: auto, which configures Poisson noisy SGD by a stated utility bound; "
+                        "for --model hinge it trains sco_noisy_sgd). "
                         f"{' and '.join(sorted(METHOD_ADVICE))} are faithful paper reproductions that score at "
                         "or below the majority class on Adult at epsilon <= 1: choosing one prints one line of "
                         "advice on stderr (use auto for accuracy with a smooth loss)")

@@ -42,7 +42,7 @@ _COMMON_CONSTRAINTS = {
     "epsilon": [Interval(0.0, np.inf, "neither")],
     "delta": [Interval(0.0, 1.0, "neither")],
     "data_norm": [Interval(0.0, np.inf, "neither"), Options(("from_data",))],
-    "l2_regularization": [Interval(0.0, np.inf, "neither")],
+    "l2_regularization": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
     "method": [Options(tuple(METHODS))],
     "iterations": [Interval(1, np.inf, "left", integral=True), Options(("auto", "theorem4"))],
     "step_size": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
@@ -74,6 +74,10 @@ METHOD_OPTIONS = {
 #: ball (``constraint="auto"``, radius √(2ℓ(0)/λ), which holds the minimiser).  pnsgd and
 #: sco_noisy_sgd need a bounded domain; noisy_sgd and auto project on it because it costs nothing.
 BOUNDED_DOMAIN_METHODS = frozenset({"pnsgd", "sco_noisy_sgd", "noisy_sgd", "auto"})
+
+#: λ of ``l2_regularization="auto"`` for every method but ``"auto"`` (which chooses its own by a
+#: stated rule, :mod:`dpconvex.mechanisms.auto`): the value fixed in Chen, Lee, Kifer 2019 §5.1.
+FIXED_METHOD_L2 = 1e-3
 
 
 class _PrivateLinearModel(BaseEstimator):
@@ -109,6 +113,8 @@ class _PrivateLinearModel(BaseEstimator):
         else:
             design, norm_bound = X, float(data_norm)
         l2 = self.l2_regularization
+        if l2 == "auto" and self.method != "auto":
+            l2 = FIXED_METHOD_L2
         # Estimators without an option (e.g. PrivateLinearSVC has no ``iterations``) use its default.
         options = {name: getattr(self, name, "auto") for name in METHOD_OPTIONS[self.method]}
         for name in {"step_size", "iterations", "batch_size", "epochs"} - set(options):
@@ -137,6 +143,7 @@ class _PrivateLinearModel(BaseEstimator):
             **options,
         )
         self.coef_ = result.coef[:dimension].copy()
+        self.l2_regularization_ = float(result.certificate.assumptions.get("l2_regularization", l2))
         # The constant feature equals data_norm, so its weight times data_norm is the intercept.
         self.intercept_ = float(result.coef[dimension] * data_norm) if self.fit_intercept else 0.0
         certificate = result.certificate
@@ -211,18 +218,22 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
         Declared bound on ‖x‖₂; larger rows are clipped with a ``PrivacyLeakWarning``.
         ``"from_data"`` (explicit opt-in) uses the largest row norm of the training data; the
         certificate then says ε = inf, with a ``PrivacyLeakWarning``.
-    l2_regularization : float, default=1e-3
-        λ > 0 in f = mean loss + (λ/2)‖w‖² (the value fixed in Chen, Lee, Kifer 2019 §5.1).
-    method : {"noisy_gd", "noisy_sgd", "auto", "rsgd_ar", "nsgd", "outpert_gd", "pnsgd", "sco_noisy_sgd"}, default="noisy_gd"
-        The private trainer (see :data:`dpconvex.mechanisms.MECHANISMS`): noisy GD with hidden
+    l2_regularization : float or "auto", default="auto"
+        λ > 0 in f = mean loss + (λ/2)‖w‖².  ``"auto"``: with ``method="auto"``, chosen from public
+        quantities by the rule of :mod:`dpconvex.mechanisms.auto`; with any other method, 1e-3 (the
+        value fixed in Chen, Lee, Kifer 2019 §5.1).  The value used is ``l2_regularization_``.
+    method : {"auto", "noisy_gd", "noisy_sgd", "rsgd_ar", "nsgd", "outpert_gd", "pnsgd", "sco_noisy_sgd"}, default="auto"
+        The private trainer (see :data:`dpconvex.mechanisms.MECHANISMS`).  ``"auto"`` (the default):
+        noisy SGD with Poisson batches, tail averaging and a composition (PLD) certificate, its batch
+        size, number of steps and λ chosen by a stated utility bound from n, d, (ε, δ) and the declared
+        bounds only (:mod:`dpconvex.mechanisms.auto`; the report's notes give the rule and every
+        candidate's score).  The others: noisy GD with hidden
         iterates (Chourasia et al.; Bok et al.), output-perturbed SGD of Chen, Lee, Kifer 2019
         (RSGD-AR: permuted batches, averaging, restarts; NSGD: fixed order; OutPert-GD: full batch),
         one pass of projected noisy SGD with a per-record E_γ certificate (Asoodeh, Diaz, Calmon
         2020; Gaussian noise, ball of radius √(2ℓ(0)/λ); ``privacy_report_.record_profile``),
-        mini-batch noisy SGD with Poisson batches and the best of composition and Bok et al.'s
-        hidden-state bound (:func:`dpconvex.mechanisms.noisy_sgd`), or ``"auto"``: the mechanism
-        among noisy GD and noisy SGD (Poisson or shuffled batches) whose calibrated noise has the
-        smallest Langevin temperature (:mod:`dpconvex.mechanisms.auto`; the report's notes say why).
+        or mini-batch noisy SGD with Poisson batches and the best of composition and Bok et al.'s
+        hidden-state bound (:func:`dpconvex.mechanisms.noisy_sgd`).
     iterations : int, "auto" or "theorem4", default="auto"
         Number of updates.  ``"theorem4"`` is Chourasia et al. Thm 4's K*; ``"auto"`` caps K* by
         the convex early-stopping optimum (:func:`dpconvex.mechanisms.noisy_gd.default_iterations`).
@@ -259,10 +270,13 @@ class PrivateLogisticRegression(_PrivateBinaryClassifier):
     Attributes
     ----------
     coef_, intercept_, classes_, n_features_in_, privacy_report_
+        As in the module docstring.
+    l2_regularization_ : float
+        The λ the model was trained with (``l2_regularization`` itself is never changed).
     """
 
-    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization=1e-3,
-                 method="noisy_gd", iterations="auto", step_size="auto", batch_size="auto", epochs="auto",
+    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization="auto",
+                 method="auto", iterations="auto", step_size="auto", batch_size="auto", epochs="auto",
                  fit_intercept=False, classes=None,
                  strict=False, random_state=None):
         self.epsilon = epsilon
@@ -300,8 +314,8 @@ class PrivateHuberSVC(_PrivateBinaryClassifier):
     _parameter_constraints = {**_PrivateBinaryClassifier._parameter_constraints,
                               "huber_h": [Interval(0.0, np.inf, "neither")]}
 
-    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization=1e-3,
-                 method="noisy_gd", iterations="auto", step_size="auto", batch_size="auto", epochs="auto",
+    def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization="auto",
+                 method="auto", iterations="auto", step_size="auto", batch_size="auto", epochs="auto",
                  fit_intercept=False, classes=None,
                  huber_h=0.5, strict=False, random_state=None):
         self.epsilon = epsilon
@@ -326,8 +340,8 @@ class PrivateHuberSVC(_PrivateBinaryClassifier):
 class PrivateRidge(RegressorMixin, _PrivateLinearModel):
     """Differentially private ridge regression (squared loss, L2 ball constraint).
 
-    Parameters are those of :class:`PrivateLogisticRegression` (but ``l2_regularization``
-    defaults to 0.05: the squared loss's sensitivity 2(R·X + Y)·X grows with the radius
+    Parameters are those of :class:`PrivateLogisticRegression` (but ``l2_regularization`` is a
+    number, default 0.05: the squared loss's sensitivity 2(R·X + Y)·X grows with the radius
     R = Y/√λ of the ball that contains the minimiser, so a weak regulariser costs far more noise
     than for the bounded-gradient classifiers), plus:
 
@@ -341,12 +355,13 @@ class PrivateRidge(RegressorMixin, _PrivateLinearModel):
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
+        "l2_regularization": [Interval(0.0, np.inf, "neither")],  # it sets the ball, hence the sensitivity
         "label_bound": [Interval(0.0, np.inf, "neither")],
         "radius": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, label_bound=1.0,
-                 l2_regularization=0.05, radius="auto", method="noisy_gd", iterations="auto",
+                 l2_regularization=0.05, radius="auto", method="auto", iterations="auto",
                  step_size="auto", batch_size="auto", epochs="auto", fit_intercept=False, strict=False, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -397,7 +412,7 @@ class _NonSmoothModel:
     """Shared parts of the non-smooth-loss estimators: their parameters and a declared ball W of radius ``radius``."""
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, radius=1.0, l2_regularization=0.0,
-                 method="sco_noisy_sgd", step_size="auto", fit_intercept=False, strict=False, random_state=None):
+                 method="auto", step_size="auto", fit_intercept=False, strict=False, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -436,8 +451,9 @@ class PrivateLinearSVC(_NonSmoothModel, _PrivateBinaryClassifier):
         ``"auto"`` (needs λ > 0) is √(2ℓ(0)/λ), which holds the regularised minimiser.
     l2_regularization : float, default=0.0
         λ ≥ 0 (Algorithm 1 has none; λ > 0 adds (λ/2)‖w‖² to every loss).
-    method : {"sco_noisy_sgd"}, default="sco_noisy_sgd"
-        The hinge loss is not smooth; the other mechanisms refuse it.
+    method : {"auto", "sco_noisy_sgd"}, default="auto"
+        The hinge loss is not smooth, so ``"auto"`` trains sco_noisy_sgd (its note says so); the other
+        mechanisms refuse it.
     step_size : float or "auto", default="auto"
         η; ``"auto"`` is Arora et al. Thm 6's D/(√n(L + σ√d)).
     classes : None or sequence of two labels, default=None
@@ -448,7 +464,7 @@ class PrivateLinearSVC(_NonSmoothModel, _PrivateBinaryClassifier):
     _parameter_constraints = {**_NONSMOOTH_CONSTRAINTS, "classes": _CLASSES_RULES}
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, radius=1.0, l2_regularization=0.0,
-                 method="sco_noisy_sgd", step_size="auto", fit_intercept=False, classes=None, strict=False,
+                 method="auto", step_size="auto", fit_intercept=False, classes=None, strict=False,
                  random_state=None):
         super().__init__(epsilon=epsilon, delta=delta, data_norm=data_norm, radius=radius,
                          l2_regularization=l2_regularization, method=method, step_size=step_size,

@@ -1,110 +1,170 @@
-"""``method="auto"``: train with the mechanism whose certificate leaves the least noise in the release.
+"""``method="auto"`` (the default): configure noisy SGD by a stated utility bound, from public quantities only.
 
-Every candidate is planned with its own theory-based defaults and its σ calibrated to the
-requested (ε, δ) (no data is touched).  Their noise is compared on one scale: the variance, per
-coordinate, that the privacy noise leaves in the *released* parameters on the model problem
-f(θ) = (λ/2)‖θ‖² — the flattest curvature the certificates assume
-(:func:`released_noise_variance`).  Each update is then the linear recursion
-θ_{k+1} = (1 − ηλ)θ_k + s·ξ_k with per-step noise s = √(2η)·σ (noisy GD) or η·σ/b (noisy SGD,
-σ on the gradient sum), released as θ_T or as the mean of θ_1..θ_T, so the variance is exact.
-This is a stated rule, not a test-set choice; it ignores optimisation error and data curvature.
-Candidates: noisy GD, and noisy SGD with Poisson and with shuffled batches (cyclic batches have
-the shuffled certificates and no advantage).  The output-perturbation and one-pass methods add
-their noise differently and are not candidates.
+What runs.  Smooth losses: :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd` with Poisson batches,
+step η = 1/M, :data:`MAX_PASSES` passes over the data, the mean of the last half of the iterates
+released (``output="tail_average"``), certified by composition over every step with dp-accounting's
+PLD accountant (replace-one).  The rule picks the number of batches per epoch l (batch size
+b = ⌈n/l⌉, T = l·E steps) and, when the estimator leaves it to us, λ.  Non-smooth losses (hinge,
+absolute error): :func:`~dpconvex.mechanisms.sco_noisy_sgd`, the only trainer that applies.
+
+The rule (derivation note).  For SGD on an M-smooth convex objective with step η, T steps from
+θ₀ = 0 and stochastic gradients of variance s², the averaged iterate has excess risk of the form
+B²/(2ηT) + η·s² (e.g. Lan 2012, Math. Program. 133, Cor. 1; constants differ between statements,
+and the rule only ranks candidates).  Here s² = sampling + privacy noise: a Poisson batch of rate
+q = b/n, normalised by b, has variance ≤ (1 − q)L²/b, and the noise σ on the gradient sum adds
+d·σ²/b².  σ comes from the central-limit calibration of Bu, Dong, Long, Su 2020 (arXiv:1911.11607,
+Thm 5; :func:`dpconvex.accounting.noisy_sgd_bounds.poisson_clt_noise_multiplier`): in that regime
+σ/b ≈ 2L√T/(μn) whatever b, so at fixed T a larger batch only lowers the sampling term; every
+candidate therefore spends the whole work budget (E = :data:`MAX_PASSES`).  The comparator's norm
+is B = :data:`REFERENCE_NORM`, a public prior (rows of norm ≤ 1 and margins of a few units), and a
+regulariser λ adds its bias λB²/2.  The score is
+
+    score(l) = B²/(2ηT) + η·(1 − q)·L²/b + η·d·σ²/b² + λB²/2,
+
+and the l of least score is trained.  A run too short to converge keeps a large B²/(2ηT); one
+too long pays σ ∝ √T: neither is picked.  Only n, d, (ε, δ), the loss's declared constants and the
+data bounds enter; the data never do.  The chosen σ is then calibrated exactly (PLD), so the
+approximation only affects the choice, never the certificate.
+
+λ ("auto").  Under composition the noise does not depend on λ, so the bound's only λ-term is the
+bias λB²/2: the rule takes the weakest regulariser whose ball of radius √(2ℓ(0)/λ) (which holds
+the regularised minimiser) is no smaller than the distance the run can travel from θ₀ = 0,
+ηTL: λ = 2ℓ(0)/(ηTL)².  The certificate records the value used.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import math
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..constraints import Constraint, Unconstrained
+from ..accounting import gdp
+from ..accounting.noisy_sgd_bounds import poisson_clt_noise_multiplier
+from ..constraints import Constraint, L2Ball, Unconstrained
 from ..losses import Loss
 from .._validation import prepare_training_inputs
 from ._geometry import require_euclidean_projection
-from .noisy_gd import TrainingResult, noisy_gd, plan_noisy_gd
-from .noisy_sgd import noisy_sgd, plan_noisy_sgd
+from .noisy_gd import TrainingResult, comparator_norm_bound
+from .noisy_sgd import noisy_sgd
+from .sco_sgd import sco_noisy_sgd
 
-__all__ = ["auto", "select_method", "released_noise_variance", "CANDIDATES"]
+__all__ = ["auto", "select_configuration", "AutoCandidate", "AutoChoice", "BATCH_COUNTS", "MAX_PASSES",
+           "REFERENCE_NORM"]
 
-
-def released_noise_variance(step_noise: float, step_size: float, curvature: float, steps: int, average: bool) -> float:
-    """Variance of the noise in θ_T (or the mean of θ_1..θ_T) for θ_{k+1} = (1 − ηh)θ_k + s·ξ_k, θ₀ = 0.
-
-    With a = 1 − ηh, θ_T = s·Σ_j a^{T−1−j}ξ_j, so Var = s²·Σ_{m<T} a^{2m}; the mean is
-    (s/T)·Σ_j ξ_j·(1 + a + … + a^{T−1−j}), so Var = (s²/T²)·Σ_{m=1}^{T} (Σ_{i<m} a^i)².
-    """
-    a = 1.0 - step_size * curvature
-    powers = a ** np.arange(steps)
-    if not average:
-        return float(step_noise**2 * np.sum(powers**2))
-    partial = np.cumsum(powers)  # Σ_{i<m} a^i for m = 1..T
-    return float(step_noise**2 * np.sum(partial**2) / steps**2)
+#: Candidate numbers of batches per epoch (l = 1: full batches, every record in every step).
+BATCH_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+#: Work budget: passes over the data (the speed target: no more than a non-private L-BFGS fit).
+MAX_PASSES = 10
+#: Norm B of the comparator in the bound (a public prior on the size of a good model for rows of
+#: norm ≤ 1: margins of a few units need ‖w‖ of a few tens; the non-private λ = 1e-4 solution on
+#: UCI Adult has ‖w‖ ≈ 17).
+REFERENCE_NORM = 20.0
 
 
-def _plan_gd(n: int, dimension: int, common: dict) -> tuple[float, Callable, dict]:
-    constraint = common["constraint"] if common["constraint"] != "auto" else Unconstrained()
-    event = plan_noisy_gd(n, dimension, **{**common, "constraint": constraint})
-    step_noise = np.sqrt(2.0 * event.step_size) * event.sigma
-    variance = released_noise_variance(step_noise, event.step_size, common["l2_regularization"], event.iterations, False)
-    return variance, noisy_gd, dict(step_size=event.step_size, iterations=event.iterations,
-                                          constraint=constraint, sigma=event.sigma)
+@dataclasses.dataclass(frozen=True)
+class AutoCandidate:
+    """One configuration and the terms of its score (module docstring)."""
+
+    batch_size: int
+    steps: int
+    optimisation: float
+    sampling: float
+    privacy_noise: float
+    regularisation: float
+
+    @property
+    def score(self) -> float:
+        return self.optimisation + self.sampling + self.privacy_noise + self.regularisation
+
+    def describe(self) -> str:
+        return (f"b={self.batch_size}, T={self.steps}: {self.score:.4g} = {self.optimisation:.3g} + "
+                f"{self.sampling:.3g} + {self.privacy_noise:.3g} + {self.regularisation:.3g}")
 
 
-def _plan_sgd(batching: str):
-    def plan(n: int, dimension: int, common: dict) -> tuple[float, Callable, dict]:
-        p = plan_noisy_sgd(n, dimension, batching=batching, **common)
-        e = p.event
-        variance = released_noise_variance(e.step_size * e.sigma / e.batch_size, e.step_size,
-                                           common["l2_regularization"], e.steps, p.output == "average")
-        return variance, noisy_sgd, dict(batching=batching, batch_size=e.batch_size, epochs=e.epochs,
-                                              step_size=e.step_size, constraint=p.constraint, output=p.output,
-                                              sigma=e.sigma)
+@dataclasses.dataclass(frozen=True)
+class AutoChoice:
+    """The configuration ``auto`` trains, with every candidate's score (for the certificate's notes)."""
 
-    return plan
+    l2_regularization: float
+    l2_rule: str
+    step_size: float
+    epochs: int
+    chosen: AutoCandidate
+    candidates: tuple[AutoCandidate, ...]
+
+    def reason(self, epsilon: float, delta: float) -> str:
+        table = "; ".join(c.describe() for c in self.candidates)
+        return (f"method='auto' (epsilon={epsilon:g}, delta={delta:g}) chose noisy_sgd with Poisson batches, "
+                f"batch_size={self.chosen.batch_size}, epochs={self.epochs} (T={self.chosen.steps} steps), "
+                f"step_size={self.step_size:.4g}, output='tail_average', l2_regularization="
+                f"{self.l2_regularization:.3g} ({self.l2_rule}): the least utility bound B^2/(2 eta T) + "
+                f"eta (1-q) L^2/b + eta d sigma^2/b^2 + l2 B^2/2 (B={REFERENCE_NORM:g}, sigma from the "
+                f"central-limit calibration; dpconvex.mechanisms.auto). Scores (optimisation + sampling + "
+                f"privacy noise + regularisation): {table}")
 
 
-#: Candidate label -> planner returning (released noise variance, trainer, its resolved options incl. σ).
-CANDIDATES: dict[str, Callable[[int, int, dict], tuple[float, Callable, dict]]] = {
-    "noisy_gd": _plan_gd,
-    "noisy_sgd (poisson batches)": _plan_sgd("poisson"),
-    "noisy_sgd (shuffled batches)": _plan_sgd("shuffled"),
-}
+def _candidates(n: int, dimension: int, mu: float, smoothness: float, lipschitz: float, l2: float):
+    step = 1.0 / smoothness
+    seen, out = set(), []
+    for count in BATCH_COUNTS:
+        batch = math.ceil(n / min(count, n))
+        if batch in seen:
+            continue
+        seen.add(batch)
+        steps = math.ceil(n / batch) * MAX_PASSES
+        rate = batch / n
+        sigma = lipschitz * poisson_clt_noise_multiplier(rate, steps, mu)  # σ = z·S_g/2, S_g = 2L
+        out.append(AutoCandidate(
+            batch_size=batch, steps=steps,
+            optimisation=REFERENCE_NORM**2 / (2.0 * step * steps),
+            sampling=step * (1.0 - rate) * lipschitz**2 / batch,
+            privacy_noise=step * dimension * (sigma / batch) ** 2,
+            regularisation=0.5 * l2 * REFERENCE_NORM**2,
+        ))
+    return out
 
 
-def select_method(n: int, dimension: int, *, loss: Loss, l2_regularization: float, epsilon: float, delta: float,
-                  data_norm: float = 1.0, label_bound: float | None = None,
-                  constraint: Constraint | str = "auto") -> tuple[str, Callable, dict, str]:
-    """The candidate with the least released noise: (label, trainer, its options incl. σ, the reason).
+def select_configuration(n: int, dimension: int, *, loss: Loss, l2_regularization: float | str, epsilon: float,
+                         delta: float, data_norm: float = 1.0, label_bound: float | None = None,
+                         constraint: Constraint | str = "auto") -> AutoChoice:
+    """The configuration of least utility bound (module docstring), from public quantities only.
 
-    Candidates whose planning fails (a condition of the loss or data bounds) are skipped and named
-    in the reason; if every candidate fails, ``ValueError`` lists why.  A constraint whose projection
-    is not Euclidean fits no candidate and is refused up front
-    (:func:`._geometry.require_euclidean_projection`).
+    ``l2_regularization="auto"`` applies the module's λ rule; a number fixes λ.  Raises
+    ``ValueError`` for a non-smooth loss or a constraint whose projection is not Euclidean.
     """
     if constraint != "auto":
         require_euclidean_projection(constraint, "auto")
-    common = dict(loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, delta=delta, data_norm=data_norm,
-                  label_bound=label_bound, constraint=constraint)
-    planned, skipped = {}, {}
-    for label, plan in CANDIDATES.items():
-        try:
-            planned[label] = plan(n, dimension, common)
-        except ValueError as error:
-            skipped[label] = str(error)
-    if not planned:
-        raise ValueError("method='auto' found no applicable mechanism: "
-                         + "; ".join(f"{label}: {why}" for label, why in skipped.items()))
-    label = min(planned, key=lambda name: planned[name][0])
-    variances = ", ".join(f"{name} {planned[name][0]:.3g}" for name in planned)
-    reason = (f"method='auto' chose {label}: the least privacy-noise variance per coordinate in the released "
-              f"parameters on the model problem (l2/2)|theta|^2, with each candidate calibrated to "
-              f"epsilon={epsilon:g}, delta={delta:g}: {variances}")
-    reason += "".join(f"; {name} not applicable: {why}" for name, why in skipped.items())
-    _, trainer, options = planned[label]
-    return label, trainer, options, reason
+    if not loss.smooth:
+        raise ValueError(f"the {loss.name} loss is not smooth: method='auto' trains it with sco_noisy_sgd, "
+                         "which select_configuration does not configure.")
+    mu = gdp.gdp_mu(epsilon, delta)
+    fixed = l2_regularization != "auto"
+    probe = float(l2_regularization) if fixed else 0.0
+    loss_at_zero = loss.loss_at_zero(data_norm, label_bound)
+    if constraint != "auto":
+        domain = constraint
+    elif fixed and probe > 0:
+        domain = L2Ball(comparator_norm_bound(loss_at_zero, probe, math.inf))  # noisy_sgd's own ball
+    else:
+        domain = Unconstrained()
+    constants = loss.constants(data_norm, probe, domain, label_bound)
+    lipschitz = constants.lipschitz
+    if not math.isfinite(lipschitz):
+        raise ValueError(f"method='auto' needs a finite Lipschitz constant: the {loss.name} loss has one only on a "
+                         "bounded domain, so give l2_regularization > 0 or a bounded constraint.")
+    candidates = _candidates(n, dimension, mu, constants.smoothness, lipschitz, probe)
+    chosen = min(candidates, key=lambda c: c.score)
+    step = 1.0 / constants.smoothness
+    if fixed:
+        l2, rule = probe, "given"
+    else:
+        l2 = 2.0 * loss_at_zero / (step * chosen.steps * lipschitz) ** 2
+        rule = "2 loss(0)/(eta T L)^2: the ball sqrt(2 loss(0)/l2) reaches as far as the run can move"
+        step = 1.0 / loss.constants(data_norm, l2, domain, label_bound).smoothness
+    return AutoChoice(l2_regularization=float(l2), l2_rule=rule, step_size=float(step), epochs=MAX_PASSES,
+                      chosen=chosen, candidates=tuple(candidates))
 
 
 def auto(
@@ -112,7 +172,7 @@ def auto(
     y: NDArray,
     *,
     loss: Loss,
-    l2_regularization: float,
+    l2_regularization: float | str = "auto",
     delta: float,
     epsilon: float | None = None,
     sigma: float | None = None,
@@ -122,20 +182,33 @@ def auto(
     strict: bool = False,
     random_state: None | int | np.random.Generator = None,
 ) -> TrainingResult:
-    """Train with :func:`select_method`'s choice; the certificate's notes say what was chosen and why.
+    """Train :func:`select_configuration`'s choice; the certificate's notes give the rule and every score.
 
-    Parameters are those of :func:`~dpconvex.mechanisms.noisy_gd.noisy_gd`; ``epsilon`` is
-    required (a noise level σ means different things to different mechanisms).
+    Parameters are those of :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd`, except that
+    ``l2_regularization`` may be ``"auto"`` (the certificate's ``assumptions["l2_regularization"]``
+    holds the value used) and ``epsilon`` is required.  A non-smooth loss is trained by
+    :func:`~dpconvex.mechanisms.sco_noisy_sgd` with its defaults (λ = 0 for ``"auto"``).
     """
     if epsilon is None:
-        raise ValueError("method='auto' needs a target epsilon (sigma is not comparable across mechanisms).")
-    X, y = prepare_training_inputs(X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon,
-                                   sigma=None, delta=delta, data_norm=data_norm, label_bound=label_bound,
-                                   strict=strict)
+        raise ValueError("method='auto' needs a target epsilon (its choice depends on it; sigma is not enough).")
+    if sigma is not None:
+        raise ValueError("method='auto' calibrates its own noise: give epsilon, not sigma.")
+    if not loss.smooth:
+        l2 = 0.0 if l2_regularization == "auto" else l2_regularization
+        result = sco_noisy_sgd(X, y, loss=loss, l2_regularization=l2, epsilon=epsilon, delta=delta,
+                               data_norm=data_norm, label_bound=label_bound, constraint=constraint, strict=strict,
+                               random_state=random_state)
+        note = (f"method='auto' trained sco_noisy_sgd: the {loss.name} loss is not smooth and sco_noisy_sgd is the "
+                "only mechanism for non-smooth losses")
+        return TrainingResult(coef=result.coef, certificate=result.certificate.with_notes(note))
+    check_l2 = 1.0 if l2_regularization == "auto" else l2_regularization
+    X, y = prepare_training_inputs(X, y, loss=loss, l2_regularization=check_l2, epsilon=epsilon, sigma=None,
+                                   delta=delta, data_norm=data_norm, label_bound=label_bound, strict=strict)
     n, dimension = X.shape
-    _, trainer, options, reason = select_method(n, dimension, loss=loss, l2_regularization=l2_regularization,
-                                                epsilon=epsilon, delta=delta, data_norm=data_norm,
-                                                label_bound=label_bound, constraint=constraint)
-    result = trainer(X, y, loss=loss, l2_regularization=l2_regularization, delta=delta, data_norm=data_norm,
-                     label_bound=label_bound, strict=strict, random_state=random_state, **options)
-    return TrainingResult(coef=result.coef, certificate=result.certificate.with_notes(reason))
+    choice = select_configuration(n, dimension, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon,
+                                  delta=delta, data_norm=data_norm, label_bound=label_bound, constraint=constraint)
+    result = noisy_sgd(X, y, loss=loss, l2_regularization=choice.l2_regularization, epsilon=epsilon, delta=delta,
+                       data_norm=data_norm, label_bound=label_bound, batching="poisson",
+                       batch_size=choice.chosen.batch_size, epochs=choice.epochs, step_size=choice.step_size,
+                       constraint=constraint, output="tail_average", strict=strict, random_state=random_state)
+    return TrainingResult(coef=result.coef, certificate=result.certificate.with_notes(choice.reason(epsilon, delta)))

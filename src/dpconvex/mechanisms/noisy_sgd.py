@@ -5,7 +5,8 @@ Update (the convention of every number in the certificate; :mod:`dpconvex.accoun
     θ_{k+1} = Π_C(θ_k − η·[(1/b)(Σ_{i∈B_k} clip(∇ℓ(θ_k; z_i)) + σ·ξ_k) + λθ_k]),   ξ_k ~ N(0, I),
 
 σ is the noise on the *sum* of per-example gradients, b the nominal batch size, θ₀ = 0, and only
-θ_T (or, with ``output="average"``, the mean of θ_1..θ_T) is released.  Batches: ``"poisson"``
+θ_T (or, with ``output="average"`` / ``"tail_average"``, the mean of θ_1..θ_T / of the last
+⌈T/2⌉ iterates) is released.  Batches: ``"poisson"``
 (every record independently with probability q = b/n at each step), ``"shuffled"`` (one secret
 random partition into ⌈n/b⌉ batches, cycled every epoch) or ``"cyclic"`` (rows in their given order).
 
@@ -49,7 +50,12 @@ UPDATE_RULE = ("theta <- Proj_C(theta - step_size*((sum of clipped per-example g
 #: What is released: the last iterate (every bound applies), the mean of all iterates (composition
 #: only), or "auto": the mean when the best certificate is composition anyway (averaging is then
 #: free, and it is the iterate of the utility bound behind :func:`default_epochs`), else the last.
-OUTPUTS = ("auto", "last", "average")
+OUTPUTS = ("auto", "last", "average", "tail_average")
+#: The outputs that release a mean of iterates (certified by composition only).
+AVERAGED_OUTPUTS = ("average", "tail_average")
+#: What the certificate says was released, per resolved output.
+RELEASED = {"last": "last iterate only", "average": "mean of all iterates",
+            "tail_average": "mean of the last ceil(T/2) iterates"}
 
 
 def default_batch_size(n: int) -> int:
@@ -148,10 +154,10 @@ def plan_noisy_sgd(
         raise ValueError(f"batching must be one of {accountant.BATCHINGS}; got {batching!r}.")
     if output not in OUTPUTS:
         raise ValueError(f"output must be one of {OUTPUTS}; got {output!r}.")
-    if output == "average":
-        # The mean of all iterates is a function of every iterate: only composition certifies it.
+    if output in AVERAGED_OUTPUTS:
+        # A mean of iterates is a function of every iterate it averages: only composition certifies it.
         if bound not in ("best", "composition"):
-            raise ValueError(f"output='average' releases a function of every iterate, so only bound='composition' "
+            raise ValueError(f"output={output!r} releases a function of many iterates, so only bound='composition' "
                              f"applies; got bound={bound!r}.")
         bound = "composition"
     if output == "auto" and bound != "best":
@@ -359,9 +365,10 @@ def noisy_sgd(
     clip_norm : float, optional
         Clip every per-example gradient to this L2 norm (for losses without a finite Lipschitz
         constant on the domain); the sensitivity becomes min(2·clip_norm, declared).
-    output : {"auto", "last", "average"}, default="auto"
-        Release θ_T, or the mean of θ_1..θ_T (a function of every iterate: certified by composition
-        only); ``"auto"`` releases the mean when the best certificate is composition anyway (see
+    output : {"auto", "last", "average", "tail_average"}, default="auto"
+        Release θ_T, the mean of θ_1..θ_T, or the mean of the last ⌈T/2⌉ iterates (suffix
+        averaging; a mean of iterates is a function of each of them, so both means are certified by
+        composition only); ``"auto"`` releases the mean when the best certificate is composition anyway (see
         :data:`OUTPUTS`), else θ_T.
     bound : str, default="best"
         ``"best"`` (smallest ε over the applicable bounds of
@@ -403,7 +410,8 @@ def noisy_sgd(
     ball = type(constraint) is L2Ball
     radius = constraint.radius if ball else math.inf
     project = None if ball or type(constraint) is Unconstrained else constraint.project
-    average = plan.output == "average"
+    # Iterates from step ``first`` on enter the released mean (average: all; tail_average: the last half).
+    first = {"average": 1, "tail_average": steps // 2 + 1}.get(plan.output, steps + 1)
     sqrt = math.sqrt
     # ξ_k drawn in blocks of steps (the same stream as one draw per step), ≈ 64k numbers a block.
     block_steps = max(1, min(steps, (1 << 16) // max(dimension, 1)))
@@ -431,12 +439,12 @@ def noisy_sgd(
                 theta *= radius / norm
         elif project is not None:
             theta = project(theta)
-        if average:
+        if step >= first:
             total += theta
         if step % report == 0:
             bar.update(report)
     bar.close()
-    coef = total / event.steps if plan.output == "average" else theta
+    coef = total / (steps - first + 1) if first <= steps else theta
 
     if plan.bound == "best":
         notes += [f"{name} not applicable: needs " + "; ".join(accountant.unmet_conditions(event, name))
@@ -458,7 +466,7 @@ def noisy_sgd(
             "batching": event.batching, "batch_size": event.batch_size, "epochs": event.epochs,
             "step_size": event.step_size, "constraint": constraint.describe(), "initialization": "fixed (zero)",
             "update_rule": UPDATE_RULE, "neighbouring": "replace-one",
-            "released": "mean of all iterates" if plan.output == "average" else "last iterate only",
+            "released": RELEASED[plan.output],
         },
         order=privacy.order,
         conversion=privacy.conversion,
