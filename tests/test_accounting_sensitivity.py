@@ -255,7 +255,9 @@ def test_rdp_is_non_increasing_in_sigma(delta, sigma, factor):
     delta = np.array(delta)
     q = np.full(delta.size, 1.0 / delta.size)
     for curve in (lambda s: sens.worst_case_rdp(ORDERS, delta, s), lambda s: sens.mixture_rdp(ORDERS, delta, q, s)):
-        assert np.all(curve(sigma * factor) <= curve(sigma) * (1 + 1e-12))
+        # 1e-15 absolute: sensitivities ~1e-8 give RDP ~1e-18, below the log-sum-exp's rounding floor
+        # (hypothesis found delta=[0, 1e-8], sigma=4, factor=1.5: 1.1e-17 against 9.1e-18).
+        assert np.all(curve(sigma * factor) <= curve(sigma) * (1 + 1e-12) + 1e-15)
 
 
 # ------------------------------------------------------------------------------ (ε, δ) accounting

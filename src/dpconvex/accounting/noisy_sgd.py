@@ -404,14 +404,15 @@ def _calibrate_one(event: NoisySGDEvent, bound: str, epsilon: float, delta: floa
 
 
 def _calibrate_poisson(event: NoisySGDEvent, bound: str, epsilon: float, delta: float, rtol: float) -> float:
-    """Smallest σ (to ``rtol``) whose PLD ε meets the target: bracket, then regula falsi in log-log.
+    """Smallest σ (to ``rtol``) whose PLD ε meets the target: secant steps to a bracket, then regula falsi.
 
-    ε(σ) is decreasing and close to a power law, so f(log σ) = log(ε(σ)/ε_target) is nearly linear.
-    Start at the central-limit noise (:func:`.noisy_sgd_bounds.poisson_clt_noise_multiplier`, within
-    a few per cent in the regimes we run), step by 10 % until the sign of f changes, then shrink the
-    bracket [lo: f > 0, hi: f ≤ 0] by the Illinois variant of regula falsi.  Stops when ε(hi) is
-    within ``rtol`` below the target or the bracket is narrower than 1 + ``rtol``; 3-6 evaluations
-    of the accountant instead of a bisection's 15-20.  Returns hi, which meets the target.
+    ε(σ) is decreasing and close to a power law, so f(log σ) = log(ε(σ)/ε_target) is nearly linear
+    (slope −1 where the run is close to Gaussian).  Start at the central-limit noise
+    (:func:`.noisy_sgd_bounds.poisson_clt_noise_multiplier`, within a few per cent at small ε), take
+    secant steps (slope −1 at first, at most a factor 2, 4, 16, … each) aimed a little past the root
+    until the sign of f changes, then shrink the bracket [lo: f > 0, hi: f ≤ 0] by the Illinois
+    variant of regula falsi.  Stops when ε(hi) is within ``rtol`` below the target or the bracket is
+    narrower than 1 + ``rtol``: typically two to five evaluations of the accountant.  Returns hi, which meets the target.
     """
     def excess(log_sigma: float) -> float:
         value = epsilon_of(dataclasses.replace(event, sigma=math.exp(log_sigma)), bound, delta)
@@ -421,18 +422,25 @@ def _calibrate_poisson(event: NoisySGDEvent, bound: str, epsilon: float, delta: 
     start = event.sensitivity / 2.0 * nb.poisson_clt_noise_multiplier(rate, steps, gdp.gdp_mu(epsilon, delta))
     x = math.log(start)
     f = excess(x)
-    step = math.log(1.1)
     lo, hi = (x, f) if f > 0 else None, (x, f) if f <= 0 else None
+    slope, aim, longest = -1.0, math.log1p(rtol), math.log(2.0)
     while lo is None or hi is None:
-        x = x + step if f > 0 else x - step
-        if x > math.log(1e12):
+        move = -f / slope if math.isfinite(f) else -1.0
+        # a little past the estimated root, at most a factor 2, 4, 16, ... per step (far from the
+        # start ε(σ) is steeper than 1/σ, and an accountant call at tiny σ is slow)
+        move = math.copysign(min(max(abs(move) + aim, aim), longest), move)
+        aim, longest = 4.0 * aim, 2.0 * longest
+        x_new = x + move
+        if x_new > math.log(1e12):
             raise ValueError("no noise level reaches the target epsilon; check the run's parameters.")
-        f = excess(x)
+        f_new = excess(x_new)
+        if math.isfinite(f) and math.isfinite(f_new) and (f_new - f) / (x_new - x) < 0:
+            slope = (f_new - f) / (x_new - x)
+        x, f = x_new, f_new
         if f > 0:
             lo = (x, f)
         else:
             hi = (x, f)
-        step *= 2.0
     side = 0
     while not (hi[1] >= math.log1p(-rtol) or hi[0] - lo[0] <= math.log1p(rtol)):
         (x0, f0), (x1, f1) = lo, hi
@@ -454,7 +462,7 @@ def _calibrate_poisson(event: NoisySGDEvent, bound: str, epsilon: float, delta: 
 
 @lru_cache(maxsize=256)  # pure; repeated runs of one configuration (folds, audits) calibrate once
 def calibrate_sigma(event: NoisySGDEvent, epsilon: float, delta: float, *, bound: str = "best",
-                    rtol: float = 1e-4) -> float:
+                    rtol: float = 1e-3) -> float:
     """Smallest σ (GDP bounds: exactly; PLD: within ``rtol``) whose certificate meets (ε, δ).
 
     Every bound's ε is non-increasing in σ, so the best-of certificate meets the target from the

@@ -20,6 +20,8 @@ import dp_accounting
 import numpy as np
 from dp_accounting.pld import pld_privacy_accountant
 
+from . import gdp
+
 __all__ = [
     "contraction",
     "composition_mu",
@@ -34,11 +36,11 @@ __all__ = [
     "poisson_clt_noise_multiplier",
 ]
 
-#: Discretisation of dp-accounting's privacy-loss distribution for the first, cheap evaluation.
-#: Its estimates are pessimistic (upper bounds on δ(ε)) at any interval; finer intervals are only
-#: tighter, so the refinement (:data:`PLD_RELATIVE_DISCRETIZATION` of that first ε) only lowers ε.
+#: Coarsest discretisation of dp-accounting's privacy-loss distribution (used when the estimate of
+#: ε below is large or unknown).  Its estimates are pessimistic (upper bounds on δ(ε)) at any
+#: interval; the interval only trades tightness for time, never validity.
 PLD_DISCRETIZATION = 1e-2
-#: The refined interval as a fraction of ε: slack about 0.1 % of ε, ~10-30 ms per evaluation.
+#: The interval as a fraction of the central-limit estimate of ε: slack about 0.1 % of ε at small ε.
 PLD_RELATIVE_DISCRETIZATION = 1e-3
 #: Interval of δ(ε) evaluations (no ε-relative choice: they are asked at any ε, e.g. on a whole curve).
 PLD_DELTA_DISCRETIZATION = 1e-4
@@ -127,11 +129,24 @@ def _poisson_accountant(rate: float, noise_multiplier: float, steps: int, discre
     return accountant
 
 
-def _discretization_for(epsilon: float) -> float:
-    """Interval ε·10⁻³ clipped to [1e-6, 1e-2]: slack ≲ 0.1 % of ε at ~10-30 ms per evaluation."""
-    if not math.isfinite(epsilon):
+def _discretization_for(rate: float, noise_multiplier: float, steps: int, delta: float) -> float:
+    """Interval for one PLD evaluation: :data:`PLD_RELATIVE_DISCRETIZATION` × the central-limit ε.
+
+    The estimate is ε(δ) of μ = q√(T(e^{4/z²} − 1)) (Bu et al. 2020, Thm 5, shift 2; the inverse of
+    :func:`poisson_clt_noise_multiplier`), clipped to [:data:`PLD_FINEST_DISCRETIZATION`,
+    :data:`PLD_DISCRETIZATION`].  A deterministic function of the event, so a calibration and the
+    certificate of its result evaluate the same discretised PLD; one evaluation instead of a coarse
+    pass followed by a refined one.  Where the central limit overstates ε (large ε, small q) the
+    interval is the coarse one: slack ≲ 2 % of ε there.
+    """
+    exponent = 4.0 / (noise_multiplier * noise_multiplier)
+    if exponent > 700.0:
         return PLD_DISCRETIZATION
-    return float(np.clip(epsilon * PLD_RELATIVE_DISCRETIZATION, PLD_FINEST_DISCRETIZATION, PLD_DISCRETIZATION))
+    mu = rate * math.sqrt(steps * math.expm1(exponent))
+    estimate = gdp.gdp_epsilon(delta, mu) if mu > 0 else 0.0
+    if not (math.isfinite(estimate) and estimate > 0):
+        return PLD_DISCRETIZATION
+    return float(np.clip(estimate * PLD_RELATIVE_DISCRETIZATION, PLD_FINEST_DISCRETIZATION, PLD_DISCRETIZATION))
 
 
 def poisson_pld_epsilon(rate: float, noise_multiplier: float, steps: int, delta: float,
@@ -141,21 +156,14 @@ def poisson_pld_epsilon(rate: float, noise_multiplier: float, steps: int, delta:
     ``noise_multiplier`` is σ/(S_g/2): noise sd over the per-record contribution bound.  The PLD
     accountant models a replace-one step as the pair (1 − q)N(0, z²) + qN(∓1, z²) (the record's
     contribution replaced by its opposite), composes with pessimistic discretisation, and returns an
-    upper bound on ε at every discretisation interval; we take the smaller of a coarse
-    (:data:`PLD_DISCRETIZATION`) and a refined (:func:`_discretization_for` of the coarse ε)
-    evaluation (none when the coarse ε is already 0), or use ``discretization`` as given.  See the
-    derivation note in :mod:`dpconvex.accounting.noisy_sgd`.
+    upper bound on ε at every discretisation interval: ``discretization`` as given, else
+    :func:`_discretization_for` the event.  See the derivation note in
+    :mod:`dpconvex.accounting.noisy_sgd`.
     """
     args = (float(rate), float(noise_multiplier), int(steps))
-    if discretization is not None:
-        return _pld_epsilon(*args, float(discretization), float(delta))
-    coarse = _pld_epsilon(*args, PLD_DISCRETIZATION, float(delta))
-    if coarse == 0.0:  # nothing to refine (and an ε-relative step would be the floor: minutes of work)
-        return coarse
-    fine = _discretization_for(coarse)
-    if fine < 0.5 * PLD_DISCRETIZATION:
-        return min(coarse, _pld_epsilon(*args, fine, float(delta)))
-    return coarse
+    if discretization is None:
+        discretization = _discretization_for(*args, float(delta))
+    return _pld_epsilon(*args, float(discretization), float(delta))
 
 
 @lru_cache(maxsize=256)

@@ -241,13 +241,17 @@ def _sgd_oracle(cert: PrivacyCertificate, record: int, log: list) -> float:
     eta, b, l2 = a["step_size"], a["batch_size"], a["l2_regularization"]
     declared = gd_contraction(eta, a["strong_convexity"], a["smoothness"])
     loss_m, loss_big_m = a["strong_convexity"] - l2, a["smoothness"] - l2
-    gap, total, batches = 0.0, 0.0, _sgd_batches(cert, log)
+    gap, gaps, batches = 0.0, [], _sgd_batches(cert, log)
     for batch in batches:
         r = len(batch) / b
         c = gd_contraction(eta, l2 + r * loss_m, l2 + r * loss_big_m) if cert.bound == "composition" else declared
         gap = c * gap + (eta * a["gradient_sensitivity"] / b if record in batch else 0.0)
-        total += gap
-    return total / len(batches) if a["released"] == "mean of all iterates" else gap
+        gaps.append(gap)
+    # The released output's gap: the last iterate's, or the mean of the averaged iterates' (the trainer
+    # averages θ_first..θ_T; tail_average: first = T//2 + 1, i.e. the last ceil(T/2) iterates).
+    first = {"mean of all iterates": 0, "mean of the last ceil(T/2) iterates": len(gaps) // 2}.get(
+        a["released"], len(gaps) - 1)
+    return float(np.mean(gaps[first:]))
 
 
 def _output_perturbation_oracle(cert: PrivacyCertificate, record: int, log: list) -> float:
