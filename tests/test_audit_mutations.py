@@ -34,6 +34,13 @@ MUTATIONS = {
     # Weight 1/4 on the canary's step, as certified; power from the total-variation line (exact
     # δ 0.170 against the certified 0.104): 0.24 ± 0.06 over 100 seeded audits (not resampled).
     "sco-noisy-sgd": (12000, 0.5),
+    # method="auto" as it runs (targets_auto): Poisson noisy SGD, b = 1 of n = 10, T = 30, mean of the
+    # last 15 iterates, composition (PLD); huberised hinge h = 0.03, canary e1 vs -e1: 0.66 ± 0.11
+    # (0.42 ± 0.12 at 1000 runs).
+    "auto": (2000, 0.5),
+    # method="auto" on the hinge loss: sco-noisy-sgd's pair and certificate at auto's Thm 6 step
+    # (η = 0.28): 0.25 ± 0.06 over 100 seeded audits (not resampled; 100/100 failed).
+    "auto-hinge": (12000, 0.5),
 }
 
 

@@ -11,9 +11,9 @@ from .sco_sgd import sco_noisy_sgd
 MECHANISMS = {"noisy_gd": noisy_gd, "noisy_sgd": noisy_sgd, "rsgd_ar": rsgd_ar, "nsgd": nsgd,
               "outpert_gd": outpert_gd, "pnsgd": pnsgd, "sco_noisy_sgd": sco_noisy_sgd}
 
-#: Every ``method`` the estimators and CLI accept: the mechanisms plus ``"auto"``, which trains with
-#: the mechanism whose certificate needs the least noise (:mod:`.auto`; it has no audit target of its
-#: own because it only ever runs a registered mechanism).
+#: Every ``method`` the estimators and CLI accept: the mechanisms plus ``"auto"`` (the default), which
+#: configures noisy SGD by a stated utility bound, or trains sco_noisy_sgd for a non-smooth loss
+#: (:mod:`.auto`; audited as it runs by the ``auto`` and ``auto-hinge`` targets).
 METHODS = {**MECHANISMS, "auto": auto}
 
 #: One-line advice for the methods that are faithful reproductions of a paper rather than accurate
