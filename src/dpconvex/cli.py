@@ -425,12 +425,24 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="head-to-head benchmark and time vs n, written to docs/BENCHMARKS.md")
     p.add_argument("dataset", choices=["adult"])
     p.add_argument("--task", default="all", choices=["all", *TASKS], help="logistic regression, huberised SVM, or both")
-    p.add_argument("--quick", action="store_true", help="two epsilons, two of the five folds, no oracle, small timings (CI)")
+    p.add_argument("--quick", action="store_true",
+                   help="two epsilons, two of the five folds, no oracle, small timings, one default-vs-scikit-learn "
+                        "cell (CI)")
     p.add_argument("--repeats", type=_positive_int, default=2, help="repetitions of stratified 5-fold CV")
     p.add_argument("--epsilons", type=_positive_float, nargs="+", default=list(FULL_EPSILONS))
-    p.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS), help="dpconvex methods")
+    p.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
+                   help="dpconvex methods (the default method, auto, is fitted once, as the entry 'auto (default)' "
+                        "with only epsilon, delta, the label set and a seed)")
     p.add_argument("--baselines", nargs="*", choices=list(BASELINES), default=list(BASELINES))
-    p.add_argument("--no-timing", action="store_true", help="skip the time-vs-n part (keeps the previous CSV)")
+    p.add_argument("--no-timing", action="store_true",
+                   help="skip the time-vs-n part and, unless --speed-epsilons is given, the default-vs-scikit-learn "
+                        "speed table (both keep their previous CSV)")
+    p.add_argument("--speed-epsilons", type=_positive_float, nargs="+", default=None,
+                   help="epsilons of the default estimator's speed table against scikit-learn "
+                        "(bench_default_speed.csv; default: the full grid)")
+    p.add_argument("--speed-replications", type=_positive_float, nargs="+", default=None,
+                   help="Adult row-replication factors of that table (default: 1 10; a factor < 1 is a row subset)")
+    p.add_argument("--no-speed", action="store_true", help="skip the default-vs-scikit-learn speed table")
     p.add_argument("--no-oracle", action="store_true", help="skip the oracle-tuned (not private) section")
     p.add_argument("--out", default="docs", help="directory for BENCHMARKS.md, the CSVs and the PNGs")
     p.add_argument("--seed", type=int, default=0)
@@ -443,6 +455,12 @@ def _run_bench(args: argparse.Namespace) -> dict:
     options = {"sizes": (), "synthetic": None} if args.no_timing else {}
     if args.no_oracle:
         options["oracle_epsilons"] = ()
+    if args.no_speed:
+        options["speed_epsilons"] = ()
+    elif args.speed_epsilons is not None:
+        options["speed_epsilons"] = args.speed_epsilons
+    if args.speed_replications is not None:
+        options["speed_replications"] = args.speed_replications
     return run_adult_benchmark(out_dir=args.out, task=args.task, epsilons=args.epsilons, repeats=args.repeats,
                                methods=args.methods, baselines=args.baselines, quick=args.quick, seed=args.seed,
                                **options)
