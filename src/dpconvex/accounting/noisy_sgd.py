@@ -424,14 +424,15 @@ def _calibrate_poisson(event: NoisySGDEvent, bound: str, epsilon: float, delta: 
     f = excess(x)
     lo, hi = (x, f) if f > 0 else None, (x, f) if f <= 0 else None
     slope, aim, longest = -1.0, math.log1p(rtol), math.log(2.0)
+    x0_floor = x - math.log(1e6)  # ε = 0 at every σ (δ above the total-variation bound): refuse, do not hang
     while lo is None or hi is None:
-        move = -f / slope if math.isfinite(f) else -1.0
+        move = -f / slope if math.isfinite(f) else (1.0 if f > 0 else -1.0)  # ε = inf: more noise
         # a little past the estimated root, at most a factor 2, 4, 16, ... per step (far from the
         # start ε(σ) is steeper than 1/σ, and an accountant call at tiny σ is slow)
         move = math.copysign(min(max(abs(move) + aim, aim), longest), move)
         aim, longest = 4.0 * aim, 2.0 * longest
         x_new = x + move
-        if x_new > math.log(1e12):
+        if x_new > math.log(1e12) or x_new < x0_floor:
             raise ValueError("no noise level reaches the target epsilon; check the run's parameters.")
         f_new = excess(x_new)
         if math.isfinite(f) and math.isfinite(f_new) and (f_new - f) / (x_new - x) < 0:

@@ -161,9 +161,12 @@ def poisson_pld_epsilon(rate: float, noise_multiplier: float, steps: int, delta:
     :mod:`dpconvex.accounting.noisy_sgd`.
     """
     args = (float(rate), float(noise_multiplier), int(steps))
-    if discretization is None:
-        discretization = _discretization_for(*args, float(delta))
-    return _pld_epsilon(*args, float(discretization), float(delta))
+    if discretization is not None:
+        return _pld_epsilon(*args, float(discretization), float(delta))
+    value = _pld_epsilon(*args, _discretization_for(*args, float(delta)), float(delta))
+    if math.isinf(value):  # dp-accounting gives inf at fine intervals for δ ≲ 1e-15; the coarse one may not
+        value = min(value, _pld_epsilon(*args, PLD_DISCRETIZATION, float(delta)))
+    return value
 
 
 @lru_cache(maxsize=256)
