@@ -320,3 +320,18 @@ def test_bad_input_is_refused_naming_the_parameter(field, value):
 def test_bad_targets_are_refused(epsilon, delta):
     with pytest.raises(ValueError):
         acc.calibrate_sigma(REF, epsilon, delta)
+
+
+def test_calibration_refuses_an_rtol_outside_the_open_unit_interval():
+    e = dataclasses.replace(REF, batching="poisson", n=1000, batch_size=100, epochs=1)
+    for rtol in (0.0, 1.0, -1e-3):
+        with pytest.raises(ValueError, match="rtol must lie in the open interval"):
+            acc.calibrate_sigma(e, 1.0, 1e-6, rtol=rtol)
+
+
+def test_poisson_calibration_at_a_tiny_delta_ends_and_meets_the_target():
+    """δ = 1e-16: dp-accounting's PLD is inf at fine intervals; the calibration must still end (review of
+    928a09c: it used to shrink σ forever) and never overshoot."""
+    e = dataclasses.replace(REF, batching="poisson", n=1000, batch_size=10, epochs=3)
+    sigma = acc.calibrate_sigma(e, 1.0, 1e-16, bound="composition")
+    assert acc.epsilon_of(dataclasses.replace(e, sigma=sigma), "composition", 1e-16) <= 1.0

@@ -473,6 +473,8 @@ def calibrate_sigma(event: NoisySGDEvent, epsilon: float, delta: float, *, bound
     epsilon = float(epsilon)
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
+    if not 0.0 < rtol < 1.0:
+        raise ValueError(f"rtol must lie in the open interval (0, 1); got {rtol!r}.")
     delta = validate_delta(delta)
     names = applicable_bounds(event) if bound == "best" else [_require(event, bound).name]
     sigma = min(_calibrate_one(event, name, epsilon, delta, rtol) for name in names)

@@ -249,8 +249,8 @@ def _sgd_oracle(cert: PrivacyCertificate, record: int, log: list) -> float:
         gaps.append(gap)
     # The released output's gap: the last iterate's, or the mean of the averaged iterates' (the trainer
     # averages θ_first..θ_T; tail_average: first = T//2 + 1, i.e. the last ceil(T/2) iterates).
-    first = {"mean of all iterates": 0, "mean of the last ceil(T/2) iterates": len(gaps) // 2}.get(
-        a["released"], len(gaps) - 1)
+    first = {"last iterate only": len(gaps) - 1, "mean of all iterates": 0,
+             "mean of the last ceil(T/2) iterates": len(gaps) // 2}[a["released"]]  # unknown output: KeyError
     return float(np.mean(gaps[first:]))
 
 
