@@ -33,6 +33,8 @@ __all__ = [
     "poisson_pld_delta",
     "PLD_DISCRETIZATION",
     "PLD_RELATIVE_DISCRETIZATION",
+    "poisson_clt_epsilon",
+    "poisson_clt_slope",
     "poisson_clt_noise_multiplier",
 ]
 
@@ -139,11 +141,7 @@ def _discretization_for(rate: float, noise_multiplier: float, steps: int, delta:
     pass followed by a refined one.  Where the central limit overstates ε (large ε, small q) the
     interval is the coarse one: slack ≲ 2 % of ε there.
     """
-    exponent = 4.0 / (noise_multiplier * noise_multiplier)
-    if exponent > 700.0:
-        return PLD_DISCRETIZATION
-    mu = rate * math.sqrt(steps * math.expm1(exponent))
-    estimate = gdp.gdp_epsilon(delta, mu) if mu > 0 else 0.0
+    estimate = poisson_clt_epsilon(rate, noise_multiplier, steps, delta)
     if not (math.isfinite(estimate) and estimate > 0):
         return PLD_DISCRETIZATION
     return float(np.clip(estimate * PLD_RELATIVE_DISCRETIZATION, PLD_FINEST_DISCRETIZATION, PLD_DISCRETIZATION))
@@ -179,6 +177,28 @@ def poisson_pld_delta(rate: float, noise_multiplier: float, steps: int, epsilon:
     """δ(ε) of the same composition (pessimistic, i.e. an upper bound), discretisation :data:`PLD_DELTA_DISCRETIZATION`."""
     args = (float(rate), float(noise_multiplier), int(steps))
     return float(_poisson_accountant(*args, PLD_DELTA_DISCRETIZATION).get_delta(float(epsilon)))
+
+
+def poisson_clt_epsilon(rate: float, noise_multiplier: float, steps: int, delta: float) -> float:
+    """ε(δ) of μ = q√(T(e^{4/z²} − 1)), the inverse of :func:`poisson_clt_noise_multiplier`.
+
+    An approximation (Bu et al. 2020, Thm 5, shift 2), not a bound: ``inf`` where e^{4/z²}
+    overflows, 0 at z = ∞.
+    """
+    exponent = 4.0 / (noise_multiplier * noise_multiplier)
+    if exponent > 700.0:
+        return math.inf
+    mu = rate * math.sqrt(steps * math.expm1(exponent))
+    return float(gdp.gdp_epsilon(delta, mu)) if mu > 0 else 0.0
+
+
+def poisson_clt_slope(rate: float, noise_multiplier: float, steps: int, delta: float) -> float:
+    """d log ε / d log z of :func:`poisson_clt_epsilon` at z (one-sided difference, step 10⁻³); nan if undefined."""
+    here = poisson_clt_epsilon(rate, noise_multiplier, steps, delta)
+    there = poisson_clt_epsilon(rate, noise_multiplier * 1.001, steps, delta)
+    if not (0 < there <= here < math.inf):
+        return math.nan
+    return math.log(there / here) / math.log(1.001)
 
 
 def poisson_clt_noise_multiplier(rate: float, steps: int, mu: float) -> float:
