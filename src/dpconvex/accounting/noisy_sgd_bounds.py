@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import dp_accounting
 import numpy as np
-from dp_accounting.pld import pld_privacy_accountant
+from dp_accounting.pld import privacy_loss_distribution
 
 from . import gdp
 
@@ -122,13 +122,24 @@ def exact_quadratic_cyclic_mu(sensitivity: float, sigma, contraction_signed: flo
         contraction_signed, batches, epochs)
 
 
+#: Tail mass dp-accounting's self-composition may truncate (pessimistically, into the mass at
+#: infinity), its default; a δ(ε) query at δ ≲ 1e3 × this would read ε = ∞, so an ε query at δ uses
+#: min(this, δ/1000) instead (:func:`_tail_truncation`).
+PLD_TAIL_TRUNCATION = 1e-15
+
+
+def _tail_truncation(delta: float | None) -> float:
+    return PLD_TAIL_TRUNCATION if delta is None else min(PLD_TAIL_TRUNCATION, 1e-3 * delta)
+
+
 @lru_cache(maxsize=64)
-def _poisson_accountant(rate: float, noise_multiplier: float, steps: int, discretization: float):
-    accountant = pld_privacy_accountant.PLDAccountant(
-        dp_accounting.NeighboringRelation.REPLACE_ONE, value_discretization_interval=discretization)
-    event = dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(noise_multiplier))
-    accountant.compose(event, int(steps))
-    return accountant
+def _poisson_pld(rate: float, noise_multiplier: float, steps: int, discretization: float, truncation: float):
+    """PLD of ``steps`` Poisson-subsampled Gaussian steps, replace-one (what dp-accounting's
+    ``PLDAccountant`` composes for a ``PoissonSampledDpEvent``, with the tail truncation exposed)."""
+    single = privacy_loss_distribution.from_gaussian_mechanism(
+        standard_deviation=noise_multiplier, value_discretization_interval=discretization, sampling_prob=rate,
+        neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    return single.self_compose(int(steps), tail_mass_truncation=truncation)
 
 
 def _discretization_for(rate: float, noise_multiplier: float, steps: int, delta: float) -> float:
@@ -153,30 +164,28 @@ def poisson_pld_epsilon(rate: float, noise_multiplier: float, steps: int, delta:
 
     ``noise_multiplier`` is σ/(S_g/2): noise sd over the per-record contribution bound.  The PLD
     accountant models a replace-one step as the pair (1 − q)N(0, z²) + qN(∓1, z²) (the record's
-    contribution replaced by its opposite), composes with pessimistic discretisation, and returns an
-    upper bound on ε at every discretisation interval: ``discretization`` as given, else
+    contribution replaced by its opposite), composes with pessimistic discretisation and tail
+    truncation (truncated mass counts as infinite loss: at most min(1e-15, δ/1000) of the δ), and
+    returns an upper bound on ε at every discretisation interval: ``discretization`` as given, else
     :func:`_discretization_for` the event.  See the derivation note in
     :mod:`dpconvex.accounting.noisy_sgd`.
     """
     args = (float(rate), float(noise_multiplier), int(steps))
-    if discretization is not None:
-        return _pld_epsilon(*args, float(discretization), float(delta))
-    value = _pld_epsilon(*args, _discretization_for(*args, float(delta)), float(delta))
-    if math.isinf(value):  # dp-accounting gives inf at fine intervals for δ ≲ 1e-15; the coarse one may not
-        value = min(value, _pld_epsilon(*args, PLD_DISCRETIZATION, float(delta)))
-    return value
+    interval = _discretization_for(*args, float(delta)) if discretization is None else float(discretization)
+    return _pld_epsilon(*args, interval, float(delta))
 
 
 @lru_cache(maxsize=256)
 def _pld_epsilon(rate: float, noise_multiplier: float, steps: int, discretization: float, delta: float) -> float:
     """Cached ε(δ): a trainer's certificate and its composition baseline ask for the same value."""
-    return float(_poisson_accountant(rate, noise_multiplier, steps, discretization).get_epsilon(delta))
+    pld = _poisson_pld(rate, noise_multiplier, steps, discretization, _tail_truncation(delta))
+    return float(pld.get_epsilon_for_delta(delta))
 
 
 def poisson_pld_delta(rate: float, noise_multiplier: float, steps: int, epsilon: float) -> float:
     """δ(ε) of the same composition (pessimistic, i.e. an upper bound), discretisation :data:`PLD_DELTA_DISCRETIZATION`."""
     args = (float(rate), float(noise_multiplier), int(steps))
-    return float(_poisson_accountant(*args, PLD_DELTA_DISCRETIZATION).get_delta(float(epsilon)))
+    return float(_poisson_pld(*args, PLD_DELTA_DISCRETIZATION, _tail_truncation(None)).get_delta_for_epsilon(float(epsilon)))
 
 
 def poisson_clt_epsilon(rate: float, noise_multiplier: float, steps: int, delta: float) -> float:
