@@ -21,7 +21,7 @@ from dpconvex.accounting.noisy_sgd_bounds import poisson_clt_noise_multiplier
 from dpconvex.exceptions import PrivacyLeakWarning
 from dpconvex.losses import HingeLoss, HuberizedHingeLoss, LogisticLoss, QuadraticDistanceLoss
 from dpconvex.mechanisms import auto, noisy_sgd
-from dpconvex.mechanisms.auto import BATCH_COUNTS, MAX_PASSES, REFERENCE_NORM, select_configuration
+from dpconvex.mechanisms.auto import BATCH_COUNTS, MAX_PASSES, MAX_STEP_FACTOR, REFERENCE_NORM, select_configuration
 
 COMMON = dict(delta=1e-6)
 
@@ -48,18 +48,43 @@ def test_the_choice_is_the_least_score_with_the_stated_terms(loss, epsilon):
     assert choice.chosen == min(choice.candidates, key=lambda c: c.score)
     assert {c.batch_size for c in choice.candidates} == {math.ceil(n / l) for l in BATCH_COUNTS}
     mu = gdp.gdp_mu(epsilon, 1e-8)
-    eta = 1.0 / loss.constants(1.0, 0.0, None, None).smoothness
+    smoothness = loss.constants(1.0, 0.0, None, None).smoothness
+    # G: the clip |φ'(0)|·X where it is below L = X (logistic: 1/2), else L (huberised hinge: φ'(0) = −1)
+    gradient_bound = 0.5 if loss.name == "logistic" else 1.0
+    assert choice.clip_norm == (0.5 if loss.name == "logistic" else None)
     for c in choice.candidates:  # each term recomputed from the module docstring's formula
         q = c.batch_size / n
         z = 2.0 / math.sqrt(math.log1p(mu**2 / (q * q * c.steps)))
+        sampling = (1 - q) * gradient_bound**2 / c.batch_size
+        noise = d * (gradient_bound * z / c.batch_size) ** 2
+        eta = min(max(REFERENCE_NORM / math.sqrt(2 * c.steps * (sampling + noise)), 1.0), MAX_STEP_FACTOR) / smoothness
         assert c.steps == math.ceil(n / c.batch_size) * MAX_PASSES
+        assert c.step_size == pytest.approx(eta)
         assert c.optimisation == pytest.approx(REFERENCE_NORM**2 / (2 * eta * c.steps))
-        assert c.sampling == pytest.approx(eta * (1 - q) / c.batch_size)
-        assert c.privacy_noise == pytest.approx(eta * d * (z / c.batch_size) ** 2)
+        assert c.sampling == pytest.approx(eta * sampling)
+        assert c.privacy_noise == pytest.approx(eta * noise)
         assert c.regularisation == 0.0  # the rule's λ is chosen after the score, with negligible bias
-    # λ = 2ℓ(0)/(ηTL)²: the ball √(2ℓ(0)/λ) has radius ηTL, the farthest the run can move
+    # λ = 2ℓ(0)/(ηTG)²: the ball √(2ℓ(0)/λ) has radius ηTG, the farthest the run can move
     radius = math.sqrt(2 * loss.loss_at_zero(1.0) / choice.l2_regularization)
-    assert radius == pytest.approx(eta * choice.chosen.steps)
+    assert radius == pytest.approx(choice.chosen.step_size * choice.chosen.steps * gradient_bound)
+    # the step trained is the chosen multiple of 1/M at the final λ (M grows by λ)
+    final = smoothness + choice.l2_regularization  # M of φ(y·θᵀx) + (λ/2)‖θ‖²
+    assert choice.step_size * final == pytest.approx(choice.chosen.step_size * smoothness)
+
+
+def test_clipping_at_the_gradient_bound_at_zero_changes_no_gradient_there():
+    """The clip C = |φ'(0)|·X (logistic: X/2) leaves every per-example gradient at θ = 0 unchanged, and
+    clips a misclassified example's (|φ'(z)| > 1/2 when z < 0) to norm C (independent computation)."""
+    loss, X = LogisticLoss(), np.array([[0.6, 0.8], [1.0, 0.0]])
+    C = loss.gradient_norm_at_zero(1.0)
+    assert C == 0.5
+    y = np.array([1.0, -1.0])
+    np.testing.assert_allclose(loss.gradient_sum(np.zeros(2), X, y, clip_norm=C), loss.gradient_sum(np.zeros(2), X, y))
+    w = np.array([-3.0, 0.0])  # margin y·wᵀx = −1.8 for row 0: |φ'| = 1/(1 + e^{−1.8}) > 1/2
+    clipped = loss.gradient_sum(w, X[:1], y[:1], clip_norm=C)
+    assert np.linalg.norm(clipped) == pytest.approx(C)
+    assert np.linalg.norm(loss.gradient_sum(w, X[:1], y[:1])) == pytest.approx(1 / (1 + math.exp(-1.8)))
+    assert HuberizedHingeLoss(0.5).gradient_norm_at_zero(1.0) == 1.0 and QuadraticDistanceLoss().gradient_norm_at_zero(1.0) is None
 
 
 def test_a_longer_run_is_chosen_as_epsilon_grows():

@@ -107,6 +107,10 @@ class Loss(ABC):
     def loss_at_zero(self, data_norm: float, label_bound: float | None = None) -> float:
         """An upper bound on ℓ(0; x, y) over the declared data domain (bounds ‖w*_λ‖, see estimators)."""
 
+    def gradient_norm_at_zero(self, data_norm: float, label_bound: float | None = None) -> float | None:
+        """A bound on ‖∇ℓ(0; x, y)‖ where clipping at it keeps the loss convex (margin losses); else None."""
+        return None
+
     @abstractmethod
     def constants(
         self,
@@ -136,6 +140,16 @@ class _MarginLoss(Loss):
 
     def loss_at_zero(self, data_norm, label_bound=None) -> float:
         return float(self.phi(np.array(0.0)))
+
+    def gradient_norm_at_zero(self, data_norm: float, label_bound: float | None = None) -> float:
+        """‖∇ℓ(0; x, y)‖ ≤ |φ'(0)|·``data_norm``: the largest per-example gradient at θ = 0.
+
+        Clipping every per-example gradient at C ≥ this bound changes no gradient at θ = 0 and,
+        for a margin loss, replaces φ'(z) by max(φ'(z), −C/‖x‖): the gradient of a convex loss that
+        equals ℓ wherever |φ'(z)|·‖x‖ ≤ C (for the logistic loss: on every example the model
+        classifies with margin z ≥ 0) and grows linearly, with slope C/‖x‖, elsewhere.
+        """
+        return float(abs(self.dphi(np.array(0.0)))) * data_norm
 
     def gradient_weights(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
         return self.dphi(y * (X @ w)) * y

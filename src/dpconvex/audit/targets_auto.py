@@ -9,7 +9,7 @@ halved-noise mutant scales it) and σ itself the one ``auto`` calibrates;
 Smooth losses (``auto``).
 For a smooth loss ``auto`` trains :func:`~dpconvex.mechanisms.noisy_sgd` with Poisson batches and
 ``output="tail_average"`` (the mean of the last ⌈T/2⌉ iterates), certified by composition (PLD,
-replace-one), at the batch size, step η = 1/M, passes E and λ that
+replace-one), at the batch size, step η, passes E, clip norm and λ that
 :func:`~dpconvex.mechanisms.auto.select_configuration` picks from (n, d, ε, δ) and the loss.  The
 target asks ``select_configuration`` for that choice on the shared small problem
 (:data:`.targets.NOISY_GD_SETTING`: n = 10, d = 2, ε = 3, δ = 1e-3) and trains it.  The test also
@@ -19,7 +19,11 @@ Canary.  Nine records at the origin (zero gradient) and x = e₁ with label +1 i
 −e₁.  The loss is the huberised hinge with h = :data:`HUBER_H`: its gradient is exactly −y·x while
 the margin y·θᵀx stays below 1 − h, so the two versions' gradients are −e₁ and +e₁ — they differ by
 S_g = 2L, the sensitivity the composition bound assumes (the logistic loss would only give
-s(z) + s(−z) = 1, half of it).  A small h makes the step η = 1/M ≈ 2h small, so the canary's margin
+s(z) + s(−z) = 1, half of it).  For the huberised hinge |φ'(0)| = L, so ``auto`` does not clip
+(its clipped runs, logistic ones, are Poisson noisy SGD with ``clip_norm`` certified by the same
+composition bound: the ``noisy-sgd-poisson`` target's trainer and certificate).  Here the rule's
+step is 1/M (its minimiser of the bound lies below 1/M on this tiny problem).  A small h makes the
+step η = 1/M ≈ 2h small, so the canary's margin
 stays in that linear region: at the current choice (b = 1, T = 30: E = 3 passes, q = 0.1) it leaves
 it in under 0.1 % of the honest runs and in none of the mutant's (10⁵ simulated runs).  The release
 along e₁ is then a fixed linear combination of the steps' ±[canary drawn] + σξ_k (λθ only
