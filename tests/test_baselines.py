@@ -20,7 +20,7 @@ from dpconvex.experiments import baselines as B
 from dpconvex.experiments.baselines import BASELINES, BaselineUnavailable
 from dpconvex.losses import AbsoluteErrorLoss, HingeLoss, HuberizedHingeLoss, LogisticLoss
 
-PRIVATE = ["objpert", "sgd_ma", "diffprivlib"]
+PRIVATE = ["objpert", "sgd_ma", "sgd_ma_replace_one", "diffprivlib"]
 
 
 def _data(n: int, d: int, seed: int, noise: float = 0.3) -> tuple[np.ndarray, np.ndarray]:
@@ -51,7 +51,7 @@ def _huber_fg(w, X, y, lam, h=0.5):
 
 
 def test_registry_names():
-    assert set(BASELINES) == {"nonprivate", "majority", "objpert", "sgd_ma", "diffprivlib"}
+    assert set(BASELINES) == {"nonprivate", "majority", "objpert", "sgd_ma", "sgd_ma_replace_one", "diffprivlib"}
 
 
 @pytest.mark.parametrize("loss, fg", [(LogisticLoss(), _logistic_fg), (HuberizedHingeLoss(0.5), _huber_fg)])
@@ -165,12 +165,13 @@ def test_sgd_ma_fit_uses_calibrated_noise():
     assert "add/remove" in fit.bound
 
 
-def test_sgd_ma_noise_scale_on_zero_gradients():
+@pytest.mark.parametrize("neighbouring", ["add_remove", "replace_one"])
+def test_sgd_ma_noise_scale_on_zero_gradients(neighbouring):
     """With x = 0 every gradient vanishes and λ = 0: w_T = −η Σ_t N(0, (zC)²I)/(qn)."""
     n, d, lr, clip = 1000, 400, 0.15, 2.0
     X, y = np.zeros((n, d)), np.ones(n)
     fit = B.sgd_ma(X, y, loss=LogisticLoss(), epsilon=1.0, delta=1e-5, l2_regularization=0.0,
-                   random_state=4, epochs=1, clip_norm=clip, learning_rate=lr)
+                   random_state=4, epochs=1, clip_norm=clip, learning_rate=lr, neighbouring=neighbouring)
     z, steps = fit.params["noise_multiplier"], fit.params["steps"]
     expected_var = steps * (lr * z * clip / 256) ** 2
     # 400 coordinates: mean of χ²₁ has sd √(2/400) ≈ 0.07; ±0.25 is > 3 sd.

@@ -18,6 +18,9 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ADULT = pathlib.Path(__file__).parents[2] / "shared" / "data" / "adult"
 METHODS = ("noisy_gd", "noisy_sgd", "auto")
 BASELINES = ("nonprivate", "majority", "objpert", "sgd_ma", "diffprivlib")
+#: Two cheap DP-SGD grid points for the tuned section of the fixture run.
+TUNED_GRID = ({"clip_norm": 0.5, "learning_rate": 0.5, "epochs": 2, "batch_size": 64},
+              {"clip_norm": 0.1, "learning_rate": 1.5, "epochs": 1, "batch_size": 128})
 
 
 def _separable(n: int = 600, d: int = 5, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -40,11 +43,12 @@ def out(tmp_path_factory):
     try:
         bench.run_adult_benchmark(out_dir=out, task="logistic", epsilons=(0.1, 2.0), repeats=1, methods=METHODS,
                                   baselines=BASELINES, oracle_epsilons=(0.1,), sizes=(300, 600), synthetic=None,
-                                  speed_epsilons=(0.5, 2.0), speed_replications=(1, 2), progress=False)
+                                  speed_epsilons=(0.5, 2.0), speed_replications=(1, 2), tuned_grid=TUNED_GRID,
+                                  progress=False)
         # --no-timing (sizes=(), synthetic=None) skips the speed table unless it is asked for explicitly.
         bench.run_adult_benchmark(out_dir=out, task="svm", epsilons=(0.05, 2.0), repeats=1, methods=("noisy_gd",),
                                   baselines=("nonprivate", "sgd_ma"), oracle_epsilons=(), sizes=(), synthetic=None,
-                                  speed_epsilons=(2.0,), speed_replications=(1,), progress=False)
+                                  speed_epsilons=(2.0,), speed_replications=(1,), tuned=False, progress=False)
     finally:
         patch.undo()
     return out
@@ -217,6 +221,8 @@ def test_headline_compares_the_default_with_the_references():
     assert row["dpsgd"] == row["goal"] == pytest.approx(81.0) and row["dpsgd_met"] and row["goal_met"]
     (row,) = bench_report.headline(frame[frame["method"] != "baseline: sgd_ma"], "svm")
     assert np.isnan(row["goal"]) and not row["goal_met"]
+    # No tuned DP-SGD records: those references are NaN and their verdict is not met.
+    assert np.isnan(row["tuned_replace_one"]) and np.isnan(row["tuned_add_remove"]) and not row["tuned_replace_one_met"]
 
 
 def test_headline_references_are_printed_where_the_report_shows_them(out):
@@ -234,12 +240,32 @@ def test_headline_references_are_printed_where_the_report_shows_them(out):
         headline = section.split("### Headline: the default estimator against DP-SGD")[1].split("\n###")[0]
         (line,) = [l for l in headline.splitlines() if l.startswith(f"| {epsilon:g} |")]
         cells = [c.strip() for c in line.strip("|").split("|")]
-        for cell, key in ((cells[2], "dpsgd"), (cells[3], "goal")):
+        for cell, key in ((cells[2], "dpsgd"), (cells[5], "goal")):
             reference = expected[task][key][epsilon]
             assert cell.split(" (")[0] == f"{reference:g}" and cell.endswith(("(met)", "(NOT met)"))
             met = float(cells[1]) >= reference
             assert cell.endswith("(met)") == met
-        assert cells[4].endswith("×")
+        assert cells[6].endswith("×")
+        # The tuned DP-SGD columns: the logistic run ran the section (at its headline ε, 0.1), the svm run not.
+        if task == "svm":
+            assert cells[3] == cells[4] == "–"
+        else:
+            tuned = pd.read_csv(out / bench_report.TUNED_CSV.format(task=task))
+            best = {r: round(100 * g.groupby("config")["accuracy"].mean().max(), 2)
+                    for r, g in tuned[tuned["epsilon"] == epsilon].groupby("relation")}
+            assert cells[3].split(" (")[0] == f"{best['replace_one']:g}" and cells[4] == f"{best['add_remove']:g}"
+            assert cells[3].endswith("(met)") == (float(cells[1]) >= best["replace_one"])
+
+
+def test_tuned_section_runs_on_the_benchmark_folds(out):
+    tuned = pd.read_csv(out / bench_report.TUNED_CSV.format(task="logistic"))
+    # 5 folds × 1 headline ε of the run (0.1; 2.0 is not a headline ε) × 2 relations × 2 grid points.
+    assert len(tuned) == 5 * 1 * 2 * 2 and set(tuned["epsilon"]) == {0.1}
+    assert set(tuned["relation"]) == {"replace_one", "add_remove"} and set(tuned["fold"]) == set(range(5))
+    assert not (out / bench_report.TUNED_CSV.format(task="svm")).exists()  # tuned=False
+    text = (out / "BENCHMARKS.md").read_text(encoding="utf-8")
+    assert text.count(f"### {bench_report.TUNED_TITLE}") == 1
+    assert text.split("## Task `svm`")[1].count(bench_report.TUNED_TITLE) == 0
 
 
 def test_synthetic_problem_has_the_stated_shape_and_noise():
@@ -272,9 +298,12 @@ def test_quick_mode_on_adult(tmp_path, capsys):
     available = frame[frame["bound"] != "unavailable"]
     assert (frame["sklearn_fit_time"] > 0).all() and np.isfinite(available["time_ratio"]).all()
     assert (available["time_ratio"] > 0).all()
+    tuned = pd.read_csv(tmp_path / bench_report.TUNED_CSV.format(task="logistic"))  # 2 folds × 2 ε × 2 × 2
+    assert len(tuned) == 16 and set(tuned["epsilon"]) == {0.05, 0.2} and set(tuned["fold"]) == {0, 1}
     speed = pd.read_csv(tmp_path / "bench_default_speed.csv")  # the quick mode's single cell
     assert len(speed) == 1 and speed["task"].tolist() == ["logistic"] and (speed["time_ratio"] > 0).all()
     text = (tmp_path / "BENCHMARKS.md").read_text(encoding="utf-8")
     for heading in ("## Processing time vs n", f"## {bench_report.SPEED_TITLE}", bench_report.TIME_RATIO_TITLE,
-                    "### Headline: the default estimator against DP-SGD"):
+                    "### Headline: the default estimator against DP-SGD", bench_report.TUNED_TITLE,
+                    bench_report.TUNED_LABELS["replace_one"]):
         assert heading in text

@@ -1,5 +1,7 @@
 """Peer baselines for the benchmarks: non-private ERM, the majority label, objective perturbation,
-DP-SGD with the moments accountant, and diffprivlib's logistic regression.
+DP-SGD (:mod:`.dpsgd`, re-exported here: ``sgd_ma`` accounted under add/remove neighbours with the
+RDP moments accountant, ``sgd_ma_replace_one`` under replace-one with dp-accounting's PLD), and
+diffprivlib's logistic regression.
 
 These are *reference points* for ``dpconvex bench``, not part of the core library: each fits the
 same objective as dpconvex, f(w) = (1/n) Σᵢ ℓ(w; xᵢ, yᵢ) + (λ/2)‖w‖² with no intercept, and returns
@@ -19,19 +21,14 @@ Predictions are ``sign(X @ coef + intercept)`` (:meth:`BaselineFit.predict`).
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import inspect
-import logging
 import math
 import numbers
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
-import dp_accounting
 import numpy as np
-from dp_accounting.rdp import RdpAccountant
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
@@ -39,9 +36,16 @@ from dpconvex._validation import check_privacy_budget, check_training_data, enfo
 from dpconvex.constraints import Unconstrained
 from dpconvex.losses import LogisticLoss, Loss
 
+# DP-SGD lives in .dpsgd (which imports this module's BaselineFit at call time); re-exported here.
+from .dpsgd import (NEIGHBOURING, SGD_MA_ORDERS, _clipped_sum_fn, _quiet_absl, calibrate_sgd_ma_noise,  # noqa: F401
+                    calibrate_sgd_replace_one_noise, sgd_ma, sgd_ma_epsilon, sgd_ma_replace_one,
+                    sgd_replace_one_epsilon)
+
 __all__ = [
-    "BASELINES", "BaselineFit", "BaselineUnavailable", "calibrate_sgd_ma_noise", "diffprivlib_logistic",
-    "majority", "nonprivate", "objpert", "objpert_noise_std", "objpert_regularizer", "sgd_ma", "sgd_ma_epsilon",
+    "BASELINES", "BaselineFit", "BaselineUnavailable", "NEIGHBOURING", "SGD_MA_ORDERS", "calibrate_sgd_ma_noise",
+    "calibrate_sgd_replace_one_noise", "diffprivlib_logistic", "majority", "nonprivate", "objpert",
+    "objpert_noise_std", "objpert_regularizer", "sgd_ma", "sgd_ma_epsilon", "sgd_ma_replace_one",
+    "sgd_replace_one_epsilon",
 ]
 
 RandomState = int | np.random.Generator | None
@@ -255,152 +259,6 @@ def objpert(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: float, delta: fl
         params={"sigma": sigma, "Delta": big_delta, "lipschitz": consts.lipschitz, "smoothness": beta})
 
 
-# DP-SGD with the moments accountant (Abadi et al. 2016), "SGD-MA" in Chen, Lee, Kifer 2019
-#
-# Defaults from TF Privacy's tutorials/mnist_dpsgd_tutorial.py flags: learning_rate 0.15,
-# l2_norm_clip 1.0, batch_size 256, epochs 60 (its noise_multiplier 1.1 is replaced by the
-# calibrated one).
-
-
-@contextlib.contextmanager
-def _quiet_absl() -> Iterator[None]:
-    """Silence dp-accounting's absl warnings about fractional orders it drops (ε stays an upper bound)."""
-    logger, level = logging.getLogger("absl"), logging.getLogger("absl").level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
-#: RDP orders of the SGD-MA accountant.
-SGD_MA_ORDERS = tuple(range(2, 65)) + (80, 96, 128, 192, 256)
-
-
-def sgd_ma_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float) -> float:
-    """ε at δ of ``steps`` Poisson-subsampled Gaussian steps, dp-accounting RDP, add/remove.
-
-    Integer RDP orders 2..256 (:data:`SGD_MA_ORDERS`): ε from any set of orders is an upper bound,
-    and the integer orders avoid dp-accounting's slow fractional-order series (Abadi et al. 2016 use
-    integer orders up to 32).  An order whose series does not converge is dropped by dp-accounting,
-    which can only make ε larger (conservative).
-    """
-    accountant = RdpAccountant(orders=SGD_MA_ORDERS,
-                               neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
-    event = dp_accounting.PoissonSampledDpEvent(sampling_rate, dp_accounting.GaussianDpEvent(noise_multiplier))
-    with _quiet_absl():
-        accountant.compose(dp_accounting.SelfComposedDpEvent(event, int(steps)))
-        return float(accountant.get_epsilon(delta))
-
-
-@functools.lru_cache(maxsize=256)  # the benchmark asks again for every fold of the same size
-def calibrate_sgd_ma_noise(epsilon: float, delta: float, sampling_rate: float, steps: int,
-                           rtol: float = 1e-4) -> float:
-    """Smallest noise multiplier z (to relative ``rtol``) with :func:`sgd_ma_epsilon` ≤ ε.
-
-    Bisection in log z on a bracket [lo, hi] with ε(lo) > target ≥ ε(hi); returns hi, so the
-    target is never overshot, and z·(1 − rtol) (≤ lo) already exceeds it.
-    """
-    check_privacy_budget(epsilon, delta)
-
-    def eps_of(z: float) -> float:
-        return sgd_ma_epsilon(z, sampling_rate, steps, delta)
-
-    hi = 1.0
-    while eps_of(hi) > epsilon:
-        hi *= 2.0
-        if hi > 1e8:
-            raise ValueError(f"no noise multiplier below 1e8 reaches epsilon={epsilon!r}.")
-    lo = hi / 2.0
-    while eps_of(lo) <= epsilon:
-        hi, lo = lo, lo / 2.0
-        if lo < 1e-8:
-            raise ValueError(f"epsilon={epsilon!r} is reached with no noise at all (z < 1e-8).")
-    while hi / lo > 1.0 + rtol:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if eps_of(mid) <= epsilon else (mid, hi)
-    return hi
-
-
-def _clipped_sum_fn(loss: Loss, X: NDArray, y: NDArray, clip_norm: float) -> Callable[[NDArray, NDArray], NDArray]:
-    """Return idx, w ↦ Σ_{i∈idx} clip(∇ℓ(w; xᵢ, yᵢ), C), vectorised (no (b, d) matrix for GLMs)."""
-    if type(loss).per_example_gradients is Loss.per_example_gradients:
-        row_norms = np.linalg.norm(X, axis=1)
-
-        def clipped_sum(idx: NDArray, w: NDArray) -> NDArray:
-            Xb = X[idx]
-            g = loss.gradient_weights(w, Xb, y[idx])  # ∇ℓᵢ = gᵢ·xᵢ, ‖∇ℓᵢ‖ = |gᵢ|·‖xᵢ‖
-            norms = np.abs(g) * row_norms[idx]
-            scale = np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))
-            return Xb.T @ (g * scale)
-    else:
-        def clipped_sum(idx: NDArray, w: NDArray) -> NDArray:
-            G = loss.per_example_gradients(w, X[idx], y[idx])
-            norms = np.linalg.norm(G, axis=1)
-            return (G * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))[:, None]).sum(axis=0)
-    return clipped_sum
-
-
-def sgd_ma(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: float, delta: float,
-           l2_regularization: float, data_norm: float = 1.0, random_state: RandomState = None,
-           batch_size: int = 256, clip_norm: float = 1.0, learning_rate: float = 0.15,
-           epochs: float = 60) -> BaselineFit:
-    """DP-SGD of Abadi et al. 2016 ("SGD-MA" in Chen, Lee, Kifer 2019), last iterate released.
-
-    Each of T = ⌈epochs·n/batch_size⌉ steps takes a Poisson sample (rate q = batch_size/n) and
-    updates θ ← θ − η[(Σ_B clip_C(∇ℓᵢ) + N(0, (zC)²I))/(qn) + λθ] from θ₀ = 0.  The noise
-    multiplier z is the smallest (relative 1e-5) with ε ≤ ``epsilon`` at ``delta`` under
-    dp-accounting's RDP accountant for ``SelfComposedDpEvent(PoissonSampledDpEvent(q,
-    GaussianDpEvent(z)), T)`` (:func:`calibrate_sgd_ma_noise`).
-
-    The accounting is for **add/remove-one** neighbours, as in Abadi et al. and TF Privacy;
-    dpconvex certifies replace-one, where the same run's ε can be up to about twice as large, so
-    this baseline is, if anything, favoured.  Defaults (batch 256, C = 1.0, η = 0.15, 60 epochs)
-    are TF Privacy's ``tutorials/mnist_dpsgd_tutorial.py`` flags, not tuned here; ``data_norm``
-    is not needed for privacy (clipping bounds each gradient) and is only validated.  60 epochs
-    take about 1 s on n = 40,000, d = 100, so the tutorial's value is kept.
-
-    Parameters
-    ----------
-    X, y, loss, epsilon, delta, l2_regularization, data_norm, random_state
-        The common parameters of the module docstring.
-    batch_size : int, default 256
-        Expected batch size qn.
-    clip_norm : float, default 1.0
-        Per-example clipping norm C.
-    learning_rate : float, default 0.15
-        Constant step η.
-    epochs : float, default 60
-        Expected passes over the data; T = ⌈epochs/q⌉.
-
-    Returns
-    -------
-    BaselineFit
-        ``params`` holds ``noise_multiplier``, ``sampling_rate``, ``steps``, ``epsilon_accounted``.
-    """
-    check_privacy_budget(epsilon, delta)
-    X, y = _check_common(X, y, loss, l2_regularization, data_norm)
-    for name, value in (("batch_size", batch_size), ("clip_norm", clip_norm), ("learning_rate", learning_rate),
-                        ("epochs", epochs)):
-        if not (isinstance(value, numbers.Real) and np.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be finite and > 0; got {value!r}.")
-    n, d = X.shape
-    q = min(1.0, batch_size / n)
-    steps = max(1, math.ceil(epochs / q))
-    z = calibrate_sgd_ma_noise(epsilon, delta, q, steps)
-    rng, clipped_sum, w = np.random.default_rng(random_state), _clipped_sum_fn(loss, X, y, clip_norm), np.zeros(d)
-    for size in rng.binomial(n, q, size=steps):  # Poisson sampling = Binomial size + uniform subset
-        grad = rng.normal(0.0, z * clip_norm, size=d) + clipped_sum(rng.choice(n, size=size, replace=False), w)
-        w = w - learning_rate * (grad / (q * n) + l2_regularization * w)
-    return BaselineFit(
-        coef=w, bound="RDP moments accountant (add/remove)",
-        note=(f"DP-SGD (Abadi et al. 2016): Poisson rate q={q:.6g}, {steps} steps, clip C={clip_norm:g}, "
-              f"lr={learning_rate:g}, noise multiplier z={z:.6g}; dp-accounting RdpAccountant under "
-              "add/remove-one neighbours (replace-one epsilon can be up to ~2x); last iterate."),
-        params={"noise_multiplier": z, "sampling_rate": q, "steps": float(steps),
-                "epsilon_accounted": sgd_ma_epsilon(z, q, steps, delta)})
-
-
 # diffprivlib (IBM)
 
 
@@ -451,4 +309,4 @@ def diffprivlib_logistic(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: flo
 #: name → baseline, all with the signature of :func:`nonprivate`.
 BASELINES: dict[str, Callable[..., BaselineFit]] = {
     "nonprivate": nonprivate, "majority": majority, "objpert": objpert, "sgd_ma": sgd_ma,
-    "diffprivlib": diffprivlib_logistic}
+    "sgd_ma_replace_one": sgd_ma_replace_one, "diffprivlib": diffprivlib_logistic}

@@ -15,7 +15,9 @@ estimator's ``l2_regularization_``) and its training objective at that λ.  Ever
 separate *oracle-tuned* section gives every entry, ours included, the same small grid of λ and
 keeps the value best on the test folds — labelled as not private.  Records go to
 ``bench_adult_<task>.csv``; the default estimator's fit time on Adult and on Adult ×10 against
-scikit-learn goes to ``bench_default_speed.csv`` (:func:`.bench_scaling.run_default_speed`);
+scikit-learn goes to ``bench_default_speed.csv`` (:func:`.bench_scaling.run_default_speed`); DP-SGD
+tuned on the test folds under both neighbouring relations (:mod:`.bench_tuned`, not private: the
+headline's same-run reference) goes to ``bench_tuned_<task>.csv``;
 :mod:`.bench_report` renders ``BENCHMARKS.md`` and the plots from every CSV present, so
 ``--task svm`` updates only its part.  The seeds make the benchmark reproducible; a release must use
 ``random_state=None``.
@@ -26,7 +28,7 @@ from __future__ import annotations
 import os
 import pathlib
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,9 +54,10 @@ L2 = 1e-3  # λ of the non-private reference, of the baselines and of the ``obje
 #: λ grid of the oracle-tuned section (each entry's default λ is added from the default run).
 ORACLE_GRID = (1e-4, 1e-2)
 ORACLE_EPSILONS = (0.05, 0.1, 0.2)
-PRIVATE_BASELINES = ("objpert", "sgd_ma", "diffprivlib")
-#: ``--quick``: two ε, the first two of the five folds, no oracle section, small timing sizes and one
-#: default-vs-scikit-learn cell on 10 % of Adult (first task only) (CI, < 2 min).
+PRIVATE_BASELINES = ("objpert", "sgd_ma", "sgd_ma_replace_one", "diffprivlib")
+#: ``--quick``: two ε, the first two of the five folds, no oracle section, small timing sizes, one
+#: default-vs-scikit-learn cell on 10 % of Adult (first task only) and the tuned DP-SGD section on
+#: :data:`.bench_tuned.QUICK_GRID` (two cheap grid points) (CI, < 2 min).
 QUICK = {"epsilons": (0.05, 0.2), "repeats": 1, "folds": 2, "oracle_epsilons": (), "sizes": (5_000, 10_000),
          "synthetic": None, "speed_epsilons": (1.0,), "speed_replications": (0.1,)}
 SPEED_CSV = "bench_default_speed.csv"
@@ -67,6 +70,19 @@ def _fit_seed(seed: int, *indices: int) -> int:
 
 def _signed(y: np.ndarray) -> np.ndarray:
     return np.where(y == 1, 1.0, -1.0)
+
+
+def cv_folds(X: np.ndarray, y: np.ndarray, *, repeats: int = 1, seed: int = 0,
+             folds: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (train, test) index pairs of the benchmark: repeated stratified 5-fold CV seeded by ``seed``.
+
+    Fold ``f`` of repetition ``r`` is entry ``5r + f``; the first repetition's five folds do not
+    depend on ``repeats`` (scikit-learn draws the repetitions in order from one seeded generator),
+    so a run with ``repeats=1`` sees the same first five folds as one with ``repeats=2``.
+    ``folds`` keeps only the first ``folds`` pairs (``--quick``); None keeps every one.
+    """
+    splits = list(RepeatedStratifiedKFold(n_splits=5, n_repeats=repeats, random_state=seed).split(X, y))
+    return splits if folds is None else splits[:folds]
 
 
 def default_method(task: str) -> str:
@@ -170,8 +186,7 @@ def run_task(task: str, X: np.ndarray, y: np.ndarray, *, epsilons: Sequence[floa
         an unavailable baseline).
     """
     loss = TASKS[task][1]
-    splits = list(RepeatedStratifiedKFold(n_splits=5, n_repeats=repeats, random_state=seed).split(X, y))
-    folds = splits if folds is None else splits[:folds]
+    folds = cv_folds(X, y, repeats=repeats, seed=seed, folds=folds)
     private_baselines = [b for b in baselines if b in PRIVATE_BASELINES]
     public_baselines = [b for b in baselines if b not in PRIVATE_BASELINES]
     oracle = [(eps, l2) for eps in oracle_epsilons for l2 in ORACLE_GRID]
@@ -225,6 +240,8 @@ def run_adult_benchmark(
     speed_epsilons: Sequence[float] | None = None,
     speed_replications: Sequence[float] | None = None,
     default: bool = True,
+    tuned: bool = True,
+    tuned_grid: Sequence[Mapping[str, float]] | None = None,
     quick: bool = False,
     seed: int = 0,
     delta: float = 1e-8,
@@ -247,9 +264,16 @@ def run_adult_benchmark(
         ``speed_epsilons=()`` skips it.
     default : bool
         Include the :data:`DEFAULT` entry (the estimator with only ε, δ, the label set and a seed).
+    tuned : bool
+        Run the tuned DP-SGD section (:func:`.bench_tuned.run_tuned_dpsgd`, NOT private) for each task
+        of the run, at the ε of ``epsilons`` that the headline shows (0.05, 0.1, 0.2), under both
+        relations, on the run's first five folds (or ``--quick``'s two), and write
+        ``bench_tuned_<task>.csv``; False (``--no-tuned``) keeps a previous CSV, if any.
+    tuned_grid : grid points of that section; None: :data:`.bench_tuned.TUNED_GRID`, or
+        :data:`.bench_tuned.QUICK_GRID` with ``quick``.
     quick : bool
         Override the grid with :data:`QUICK` (CI: two ε, two of the five folds, no oracle, small
-        timings, one speed cell for the first task).
+        timings, one speed cell for the first task, a two-point tuned DP-SGD grid).
     seed : int
         Seeds the folds and every fit (reproducibility of the benchmark only).
 
@@ -278,6 +302,8 @@ def run_adult_benchmark(
         if sizes is None:
             sizes, synthetic = QUICK["sizes"], QUICK["synthetic"]
     sizes = ADULT_SIZES if sizes is None else sizes
+    from . import bench_tuned  # here: bench_tuned imports this module (cv_folds, the seeds and the scores)
+
     start = time.perf_counter()
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -290,6 +316,12 @@ def run_adult_benchmark(
         frame.to_csv(out / f"bench_adult_{name}.csv", index=False)
         defaults = frame[frame["kind"] == "default"]
         summary[name] = {m: g.groupby("epsilon")["accuracy"].mean().to_dict() for m, g in defaults.groupby("method")}
+        tuned_epsilons = [eps for eps in epsilons if eps in bench_tuned.TUNED_EPSILONS]
+        if tuned and tuned_epsilons:
+            grid = tuned_grid if tuned_grid is not None else bench_tuned.QUICK_GRID if quick else bench_tuned.TUNED_GRID
+            bench_tuned.run_tuned_dpsgd(name, X, y, epsilons=tuned_epsilons, grid=grid, delta=delta, seed=seed,
+                                        folds=folds, progress=progress).to_csv(
+                out / bench_report.TUNED_CSV.format(task=name), index=False)
     if sizes or synthetic is not None:
         pd.DataFrame(run_scaling(sizes, synthetic, seed=seed, progress=progress)).to_csv(out / "bench_scaling.csv",
                                                                                      index=False)
