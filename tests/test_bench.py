@@ -307,3 +307,26 @@ def test_quick_mode_on_adult(tmp_path, capsys):
                     "### Headline: the default estimator against DP-SGD", bench_report.TUNED_TITLE,
                     bench_report.TUNED_LABELS["replace_one"]):
         assert heading in text
+
+
+def test_an_interrupted_run_resumes_from_its_fold_checkpoints(tmp_path, monkeypatch):
+    """Each finished fold is checkpointed; a second run of the same grid reads the folds back (no fit is
+    made: the trainers are replaced by a function that fails) and returns the same rows; another grid
+    (other ε) does not read them."""
+    X, y = _separable(300, 4)
+    options = dict(epsilons=(1.0,), repeats=1, methods=(), baselines=("majority",), oracle_epsilons=(), folds=2,
+                   progress=False, checkpoints=tmp_path)
+    first = bench.run_task("logistic", X, y, **options)
+    assert len(list(tmp_path.glob("logistic-*-fold*.csv"))) == 2
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("a checkpointed fold was fitted again")
+
+    monkeypatch.setattr(bench, "_ours", no_fit)
+    monkeypatch.setattr(bench, "_baseline", no_fit)
+    monkeypatch.setattr(bench, "sklearn_reference_time", no_fit)
+    again = bench.run_task("logistic", X, y, **options)
+    pd.testing.assert_frame_equal(again[["method", "fold", "accuracy", "fit_time"]],
+                                  first[["method", "fold", "accuracy", "fit_time"]], check_dtype=False)
+    with pytest.raises(AssertionError, match="fitted again"):
+        bench.run_task("logistic", X, y, **{**options, "epsilons": (2.0,)})

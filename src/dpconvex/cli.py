@@ -449,6 +449,9 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
                         "headline's same-run DP-SGD references; a previous bench_tuned_<task>.csv is kept)")
     p.add_argument("--out", default="docs", help="directory for BENCHMARKS.md, the CSVs and the PNGs")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--resume", action="store_true",
+                   help="reuse the folds an interrupted run of the same grid finished (checkpoints in "
+                        "OUT/.bench_checkpoints; the full run takes hours on two cores)")
     p.set_defaults(handler=_run_bench)
 
 
@@ -466,7 +469,7 @@ def _run_bench(args: argparse.Namespace) -> dict:
         options["speed_replications"] = args.speed_replications
     return run_adult_benchmark(out_dir=args.out, task=args.task, epsilons=args.epsilons, repeats=args.repeats,
                                methods=args.methods, baselines=args.baselines, quick=args.quick, seed=args.seed,
-                               tuned=not args.no_tuned, **options)
+                               tuned=not args.no_tuned, resume=args.resume, **options)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -25,6 +25,7 @@ headline's same-run reference) goes to ``bench_tuned_<task>.csv``;
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pathlib
 import time
@@ -151,10 +152,18 @@ def _score(result: dict[str, Any], loss, X_train, y_train, X_test, y_test) -> di
             "objective_ref": loss.objective(result["coef"], X_train, signed, L2)}
 
 
+def _checkpoint(directory: pathlib.Path | None, task: str, fold: int, grid: tuple) -> pathlib.Path | None:
+    """Where fold ``fold``'s rows of this grid are kept between an interrupted run and its ``resume``."""
+    if directory is None:
+        return None
+    key = hashlib.sha1(repr(grid).encode()).hexdigest()[:12]
+    return directory / f"{task}-{key}-fold{fold}.csv"
+
+
 def run_task(task: str, X: np.ndarray, y: np.ndarray, *, epsilons: Sequence[float], repeats: int,
              methods: Sequence[str], baselines: Sequence[str], oracle_epsilons: Sequence[float],
              delta: float = 1e-8, seed: int = 0, folds: int | None = None, default: bool = True,
-             progress: bool = True) -> pd.DataFrame:
+             progress: bool = True, checkpoints: pathlib.Path | None = None) -> pd.DataFrame:
     """Every fit of one task: a row per (kind, method, ε, λ, fold) with accuracy, objective, time, bound.
 
     Parameters
@@ -172,6 +181,11 @@ def run_task(task: str, X: np.ndarray, y: np.ndarray, *, epsilons: Sequence[floa
         Add the entry :data:`DEFAULT` (the estimator with only ε, δ, the label set and the seed).
     progress : bool
         Show a progress bar.
+    checkpoints : path, optional
+        Directory of per-fold checkpoints: each finished fold's rows are written there, and a fold
+        whose checkpoint exists (same task and grid: the file name holds a hash of them) is read
+        back instead of fitted — so an interrupted run resumes where it stopped.  The code is not
+        part of the key: resume after an interruption, not after changing the trainers.
 
     Returns
     -------
@@ -207,7 +221,16 @@ def run_task(task: str, X: np.ndarray, y: np.ndarray, *, epsilons: Sequence[floa
                      "time_ratio": result["fit_time"] / reference})
         bar.update()
 
+    grid = (task, tuple(epsilons), repeats, tuple(methods), tuple(baselines), tuple(oracle_epsilons), delta, seed,
+            default)
+    done: list[pd.DataFrame] = []
     for f, (train, test) in enumerate(folds):
+        saved = _checkpoint(checkpoints, task, f, grid)
+        if saved is not None and saved.exists():
+            done.append(pd.read_csv(saved))
+            bar.update(per_fold)
+            continue
+        first = len(rows)
         # The scikit-learn reference of this fold's time ratios: same rows, same process, same threads.
         reference = sklearn_reference_time(task, X[train], _signed(y[train]))
         for k, name in enumerate(public_baselines):
@@ -223,8 +246,13 @@ def run_task(task: str, X: np.ndarray, y: np.ndarray, *, epsilons: Sequence[floa
                 result = _baseline(name, eps, delta, L2 if l2 is None else l2, _fit_seed(seed, f, i, 50 + k),
                                    X[train], y[train], loss)
                 record(kind, f"baseline: {name}", eps, f, result, train, test, reference)
+        if saved is not None:
+            saved.parent.mkdir(parents=True, exist_ok=True)
+            pd.DataFrame(rows[first:]).to_csv(saved.with_suffix(".tmp"), index=False)
+            os.replace(saved.with_suffix(".tmp"), saved)
     bar.close()
-    return pd.DataFrame(rows)
+    frame = pd.concat([*done, pd.DataFrame(rows)], ignore_index=True) if done else pd.DataFrame(rows)
+    return frame.sort_values("fold", kind="stable", ignore_index=True)
 
 
 def run_adult_benchmark(
@@ -246,6 +274,7 @@ def run_adult_benchmark(
     seed: int = 0,
     delta: float = 1e-8,
     progress: bool = True,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """Run the benchmark, write ``bench_adult_<task>.csv`` (and the timing CSVs), then ``BENCHMARKS.md``.
 
@@ -276,6 +305,10 @@ def run_adult_benchmark(
         timings, one speed cell for the first task, a two-point tuned DP-SGD grid).
     seed : int
         Seeds the folds and every fit (reproducibility of the benchmark only).
+    resume : bool
+        Every finished fold is checkpointed in ``<out_dir>/.bench_checkpoints`` (removed when the task
+        ends); ``resume=True`` (``--resume``) reads back the folds an interrupted run of the same grid
+        finished instead of fitting them again.  Without it, old checkpoints are discarded.
 
     Returns
     -------
@@ -309,11 +342,17 @@ def run_adult_benchmark(
     out.mkdir(parents=True, exist_ok=True)
     X, y = load_adult("all")
     summary = {}
+    checkpoints = out / ".bench_checkpoints"
     for name in TASKS if task == "all" else (task,):
+        stale = sorted(checkpoints.glob(f"{name}-*.csv")) if checkpoints.exists() else []
+        for path in [] if resume else stale:
+            path.unlink()
         frame = run_task(name, X, y, epsilons=epsilons, repeats=repeats, methods=methods, baselines=baselines,
                          oracle_epsilons=oracle_epsilons, delta=delta, seed=seed, folds=folds, default=default,
-                         progress=progress)
+                         progress=progress, checkpoints=checkpoints)
         frame.to_csv(out / f"bench_adult_{name}.csv", index=False)
+        for path in checkpoints.glob(f"{name}-*.csv"):
+            path.unlink()
         defaults = frame[frame["kind"] == "default"]
         summary[name] = {m: g.groupby("epsilon")["accuracy"].mean().to_dict() for m, g in defaults.groupby("method")}
         tuned_epsilons = [eps for eps in epsilons if eps in bench_tuned.TUNED_EPSILONS]
