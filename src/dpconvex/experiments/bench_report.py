@@ -398,8 +398,9 @@ def _scaling_section(rows: pd.DataFrame, out: pathlib.Path) -> list[str]:
 def _speed_section(rows: pd.DataFrame) -> list[str]:
     lines = [f"## {SPEED_TITLE}", "",
              "The estimator with only ε, δ, `classes=[-1, 1]` and a seed (`method='auto'`, "
-             "`l2_regularization='auto'`), one fit per cell, on all of Adult and on Adult with every row "
-             "repeated (`np.tile`); the reference (same data, same process, median of 3 fits) is, for "
+             "`l2_regularization='auto'`), median of 3 cold fits per cell, on all of Adult and on Adult with "
+             "every row repeated (`np.tile`); the reference (same data, same process, median of 3 fits, each "
+             "run just before one of ours so that a loaded machine slows both alike) is, for "
              "`logistic`, " + SKLEARN_REFERENCE["logistic"] + "; for `svm`, " + SKLEARN_REFERENCE["svm"]
              + ". Each default fit is timed cold (dpconvex's calibration caches emptied first). Trainer, batch "
              "size b and λ as the fitted estimator reports them.", "",

@@ -44,6 +44,8 @@ TASKS = {"logistic": (PrivateLogisticRegression, LogisticLoss()), "svm": (Privat
 #: ε grid and Adult replication factors of :func:`run_default_speed` (a factor r < 1 is a random r·n-row subset).
 SPEED_EPSILONS = (0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 SPEED_REPLICATIONS = (1, 10)
+#: Fits per cell of :func:`run_default_speed` (each side; medians are reported).
+SPEED_FITS = 3
 #: What the time ratios divide by, per task (fitted on the same training rows, λ = 1e-3, no intercept).
 SKLEARN_REFERENCE = {
     "logistic": "scikit-learn LogisticRegression(solver='lbfgs', C=1/(n·λ), fit_intercept=False), "
@@ -253,7 +255,7 @@ def replicated_adult(replication: float, seed: int = 0) -> tuple[np.ndarray, np.
 def run_default_speed(tasks: Sequence[str] = tuple(TASKS), epsilons: Sequence[float] = SPEED_EPSILONS,
                       replications: Sequence[float] = SPEED_REPLICATIONS, seed: int = 0, delta: float = 1e-8,
                       progress: bool = True) -> list[dict[str, Any]]:
-    """Fit time of the default estimator vs scikit-learn, one fit per (replication, task, ε).
+    """Fit time of the default estimator vs scikit-learn per (replication, task, ε), interleaved medians.
 
     Parameters
     ----------
@@ -269,11 +271,13 @@ def run_default_speed(tasks: Sequence[str] = tuple(TASKS), epsilons: Sequence[fl
     Returns
     -------
     list of dict
-        One row per fit: task, data, replication, n, d, epsilon, fit_time (one default fit: only ε,
-        δ, ``classes=[-1, 1]`` and a seed passed), sklearn_fit_time (median of 3 fits of
-        :data:`SKLEARN_REFERENCE` on the same data, same process; shared by the task's ε),
-        time_ratio, the trainer that ran (``mechanism``) and its ``batch_size`` (NaN if it has
-        none), the λ the estimator used (``l2_regularization_``) and the certified ε.
+        One row per cell: task, data, replication, n, d, epsilon, fit_time (median of
+        :data:`SPEED_FITS` cold default fits: only ε, δ, ``classes=[-1, 1]`` and a seed passed,
+        dpconvex's caches emptied before each), sklearn_fit_time (median of as many fits of
+        :data:`SKLEARN_REFERENCE` on the same data, each run just before one of ours, so that a
+        loaded machine slows both alike), time_ratio, the trainer that ran (``mechanism``) and its
+        ``batch_size`` (NaN if it has none), the λ the estimator used (``l2_regularization_``) and
+        the certified ε.
     """
     rows: list[dict[str, Any]] = []
     bar = tqdm(total=len(replications) * len(tasks) * len(epsilons), disable=not progress, unit="fit",
@@ -281,14 +285,17 @@ def run_default_speed(tasks: Sequence[str] = tuple(TASKS), epsilons: Sequence[fl
     for r, replication in enumerate(replications):
         X, y, label = replicated_adult(replication, seed)
         for t, task in enumerate(tasks):
-            reference = sklearn_reference_time(task, X, y)
             for e, epsilon in enumerate(epsilons):
-                estimator = default_estimator(task, epsilon, delta,
-                                              int(np.random.SeedSequence([seed, r, t, e]).generate_state(1)[0]))
-                clear_dpconvex_caches()  # a cold fit, as a user's first one
-                tic = time.perf_counter()
-                estimator.fit(X, y)
-                elapsed = time.perf_counter() - tic
+                references, times = [], []
+                for _ in range(SPEED_FITS):  # interleaved: each of ours right after a reference fit
+                    references.append(_sklearn_fit(task, X, y))
+                    estimator = default_estimator(task, epsilon, delta,
+                                                  int(np.random.SeedSequence([seed, r, t, e]).generate_state(1)[0]))
+                    clear_dpconvex_caches()  # a cold fit, as a user's first one
+                    tic = time.perf_counter()
+                    estimator.fit(X, y)
+                    times.append(time.perf_counter() - tic)
+                reference, elapsed = float(np.median(references)), float(np.median(times))
                 cert = estimator.privacy_report_
                 rows.append({"task": task, "data": label, "replication": replication, "n": y.size, "d": X.shape[1],
                              "epsilon": float(epsilon), "fit_time": elapsed, "sklearn_fit_time": reference,
