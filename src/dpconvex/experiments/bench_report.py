@@ -263,8 +263,11 @@ def _tuned_section(tuned: pd.DataFrame) -> list[str]:
 def _task_section(task: str, frame: pd.DataFrame, out: pathlib.Path, tuned: pd.DataFrame | None = None) -> list[str]:
     default, oracle = frame[frame["kind"] == "default"], frame[frame["kind"] == "oracle"]
     folds = frame["fold"].nunique()
+    per_method = default.groupby("method")["fold"].nunique()
+    fewer = ", ".join(f"{m} ({k})" for m, k in per_method[per_method < folds].items())
+    fewer = f" Fewer folds (the run of these was stopped before its end): {fewer}." if fewer else ""
     lines = [f"## Task `{task}` ({'logistic regression' if task == 'logistic' else 'huberised-hinge SVM, h = 0.5'})",
-             "", f"{folds} test folds per cell. Defaults only; ε = ∞ marks the non-private references.", "",
+             "", f"{folds} test folds per cell.{fewer} Defaults only; ε = ∞ marks the non-private references.", "",
              "### Test accuracy (%), mean ± sd over folds", ""]
     lines += _pivot(default, lambda g: _mean_sd(g["accuracy"]))
     lines += ["", "### Final objective (mean loss + (λ/2)‖w‖² on the training fold, at the λ the fit used; "
