@@ -37,13 +37,15 @@ events = st.builds(
 
 
 def test_applicability_follows_each_theorem():
-    assert acc.applicable_bounds(BASE) == ["composition", "corollary1", "gdp"]
-    assert acc.applicable_bounds(QUADRATIC) == ["composition", "corollary2", "exact-quadratic", "gdp"]
+    si = "shifted-interpolation"  # any 0 < η ≤ 2/β, λ ≥ 0
+    assert acc.applicable_bounds(BASE) == ["composition", "corollary1", "gdp", si]
+    assert acc.applicable_bounds(QUADRATIC) == ["composition", "corollary2", "exact-quadratic", "gdp", si]
     slow = dataclasses.replace(BASE, step_size=0.3)  # 1/β = 0.25 < η < 2/β = 0.5
-    assert acc.applicable_bounds(slow) == ["composition", "gdp"]
-    assert acc.applicable_bounds(dataclasses.replace(BASE, strong_convexity=0.0)) == ["composition"]
+    assert acc.applicable_bounds(slow) == ["composition", "gdp", si]
+    assert acc.applicable_bounds(dataclasses.replace(BASE, strong_convexity=0.0)) == ["composition", si]
+    assert acc.applicable_bounds(dataclasses.replace(BASE, step_size=0.6)) == ["composition"]  # η > 2/β
     assert "theorem2" in acc.applicable_bounds(dataclasses.replace(BASE, lsi_constant=3.0))
-    assert acc.applicable_bounds(dataclasses.replace(QUADRATIC, constrained=True)) == ["composition", "gdp"]
+    assert acc.applicable_bounds(dataclasses.replace(QUADRATIC, constrained=True)) == ["composition", "gdp", si]
 
 
 def test_named_bound_outside_its_conditions_is_refused_with_the_condition():
@@ -76,7 +78,7 @@ def test_quadratic_flag_requires_unit_constants():
 
 def test_best_of_records_the_winner_and_every_candidate():
     result = acc.account(BASE, 1e-5)
-    assert set(result.candidates) == {"composition", "corollary1", "gdp"}
+    assert set(result.candidates) == {"composition", "corollary1", "gdp", "shifted-interpolation"}
     assert result.epsilon == min(result.candidates.values())
     assert result.bound == min(result.candidates, key=result.candidates.get)
     assert result.theorem == acc.BOUNDS[result.bound].theorem

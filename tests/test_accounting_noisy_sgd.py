@@ -296,7 +296,7 @@ def test_named_bound_outside_its_conditions_is_refused(change, bound, message):
 
 def test_quadratic_conditions_and_poisson_clipping_are_enforced():
     quad = quadratic_event("cyclic", 0.3, 0.0, 4, 3)
-    assert acc.applicable_bounds(quad) == ["composition", "bok-cgd", "exact-quadratic"]
+    assert acc.applicable_bounds(quad) == ["composition", "bok-cgd", "exact-quadratic", "shifted-interpolation"]
     assert "an unconstrained domain" in " ".join(acc.unmet_conditions(dataclasses.replace(quad, diameter=2.0), "exact-quadratic"))
     assert "divides n" in " ".join(acc.unmet_conditions(dataclasses.replace(quad, n=13), "exact-quadratic"))
     poisson_quad = dataclasses.replace(quad, batching="poisson")

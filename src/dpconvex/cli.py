@@ -63,6 +63,8 @@ def _add_account(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--initialization", default="stationary", choices=list(accountant.INITIALIZATIONS),
                    help="stationary: theta0 ~ Proj(N(0, 2 sigma^2/lambda I)) (Cor. 1); fixed: data-independent point")
     p.add_argument("--constrained", action="store_true", help="iterates are projected onto a set C != R^d")
+    p.add_argument("--diameter", type=_positive_float,
+                   help="D of the convex set C the iterates are projected on (implies --constrained)")
     p.add_argument("--quadratic-loss", action="store_true", help="the loss is 1/2||theta - x||^2 (Cor. 2, exact)")
     p.add_argument("--lsi-constant", type=_positive_float, help="asserted c-LSI constant (Thm 2)")
     p.add_argument("--conversion", default="improved", choices=list(CONVERSIONS))
@@ -86,8 +88,8 @@ def _run_account_langevin(args: argparse.Namespace) -> dict:
         n=args.n, sensitivity=args.sensitivity, step_size=args.step_size,
         sigma=args.sigma or 1.0, iterations=args.iterations,
         strong_convexity=args.strong_convexity, smoothness=args.smoothness,
-        initialization=args.initialization, constrained=args.constrained,
-        quadratic_loss=args.quadratic_loss, lsi_constant=args.lsi_constant,
+        initialization=args.initialization, constrained=args.constrained or args.diameter is not None,
+        quadratic_loss=args.quadratic_loss, lsi_constant=args.lsi_constant, diameter=args.diameter,
     )
     if args.target_epsilon is not None:
         if args.delta is None:
@@ -108,6 +110,7 @@ def _run_account_langevin(args: argparse.Namespace) -> dict:
         "epsilon": result.epsilon, "delta": result.delta, "bound": result.bound,
         "theorem": result.theorem, "order": result.order, "conversion": result.conversion,
         "candidates": result.candidates,
+        "notes": accountant.bound_notes(result, {name: accountant.unmet_conditions(event, name) for name in accountant.BOUNDS}),
     }
 
 
@@ -320,9 +323,13 @@ def _run_account_noisy_sgd(args: argparse.Namespace) -> dict:
         return {"rdp": rdp[winner], "order": args.order, "bound": winner, "candidates": rdp,
                 "composition_rdp": rdp.get("composition"), **payload}
     result = noisy_sgd.account(event, args.delta, bound=args.bound)
-    return {"epsilon": result.epsilon, "delta": result.delta, "bound": result.bound, "theorem": result.theorem,
-            "composition_epsilon": noisy_sgd.composition_epsilon(event, args.delta),
-            "candidates": result.candidates, "assumptions": list(result.assumptions), **payload}
+    winner = noisy_sgd.BOUNDS[result.bound]
+    mu = noisy_sgd.gdp_mu(event, result.bound) if winner.mu is not None or event.batching != "poisson" else None
+    return {"epsilon": result.epsilon, "delta": result.delta, "bound": result.bound, "mu": mu,
+            "theorem": result.theorem, "composition_epsilon": noisy_sgd.composition_epsilon(event, args.delta),
+            "candidates": result.candidates, "notes": noisy_sgd.bound_notes(result, {
+                name: noisy_sgd.unmet_conditions(event, name) for name in noisy_sgd.BOUNDS}),
+            "assumptions": list(result.assumptions), **payload}
 
 
 # --------------------------------------------------------------------------- train

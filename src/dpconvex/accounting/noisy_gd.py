@@ -17,7 +17,17 @@ corollary1         Chourasia et al. Cor. 1                                   λ 
 corollary2         Chourasia et al. Cor. 2                                   loss ½‖θ−x‖², C = R^d, 0 < η < 1
 exact-quadratic    Chourasia et al. Thm 3 (proof)                            loss ½‖θ−x‖², C = R^d, 0 < η < 1
 gdp                Bok, Su, Altschuler 2024 (arXiv:2403.00278), §4           λ > 0, 0 < η < 2/β
+shifted-           Bok et al. 2024, core lemma (Lemma C.3), exact NoisyGD    0 < η ≤ 2/β (λ = 0 allowed); a
+interpolation      optimum over windows (:func:`.shifted_interpolation       ball of diameter D is used when
+                   .gd_closed_form_mu`), with or without a diameter D        declared (``diameter``)
 =================  =======================================================  ================================
+
+Derivation note (shifted-interpolation).  Every step holds the differing record: shift s = ηS_g/n
+(mean gradient), iterate noise sd ν = √(2η)σ, c = max{|1 − ηλ|, |1 − ηβ|} ≤ 1 for η ≤ 2/β (convex
+β-smooth steps, λ = 0 allowed).  The core lemma's optimum over window starts τ (b_τ = D, the
+diameter of C, for τ ≥ 1) and weights has the closed form :func:`.shifted_interpolation.gd_closed_form_mu`
+(exact, checked against the generic optimum in the step-1 tests); without D it equals the ``gdp``
+bound (which it then ties) and at c = 1 it is √K·s/ν, the GDP composition of K steps.
 
 Derivation note (projection, for the GDP bound).  Bok et al. state their analysis covers
 constrained and unconstrained problems; in our convention the reduction is: with
@@ -45,6 +55,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import gdp, langevin
+from . import shifted_interpolation as si
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, validate_delta
 
 __all__ = [
@@ -57,6 +68,7 @@ __all__ = [
     "rdp_curve",
     "best_rdp",
     "account",
+    "bound_notes",
     "calibrate_sigma",
 ]
 
@@ -91,6 +103,10 @@ class NoisyGDEvent:
         The per-example loss is exactly ½‖θ − x‖² (then λ = β = 1).
     lsi_constant : float or None
         A c-LSI constant the caller asserts for Thm 2 (never inferred).
+    diameter : float or None
+        Diameter D of the (convex) set C, when finite (needs ``constrained=True``); None: not used.
+    last_iterate_only : bool
+        Only θ_K is released (every hidden-state bound needs it; composition does not).
     """
 
     n: int
@@ -104,6 +120,8 @@ class NoisyGDEvent:
     constrained: bool = False
     quadratic_loss: bool = False
     lsi_constant: float | None = None
+    diameter: float | None = None
+    last_iterate_only: bool = True
 
     def __post_init__(self) -> None:
         checks = [
@@ -116,6 +134,9 @@ class NoisyGDEvent:
             ("smoothness", self.smoothness >= self.strong_convexity, ">= strong_convexity"),
             ("initialization", self.initialization in INITIALIZATIONS, f"one of {INITIALIZATIONS}"),
             ("lsi_constant", self.lsi_constant is None or self.lsi_constant > 0, "None or > 0"),
+            ("diameter", self.diameter is None or (np.isfinite(self.diameter) and self.diameter > 0),
+             "None or finite and > 0"),
+            ("last_iterate_only", isinstance(self.last_iterate_only, bool), "a bool"),
         ]
         for name, ok, valid in checks:
             if not ok:
@@ -126,6 +147,8 @@ class NoisyGDEvent:
                 "smoothness are both 1; got "
                 f"strong_convexity={self.strong_convexity!r}, smoothness={self.smoothness!r}."
             )
+        if self.diameter is not None and not self.constrained:
+            raise ValueError(f"diameter={self.diameter!r} describes the set C of the projection: it needs constrained=True.")
 
 
 def _unmet_corollary1(e: NoisyGDEvent) -> list[str]:
@@ -157,6 +180,21 @@ def _unmet_gdp(e: NoisyGDEvent) -> list[str]:
     if not e.step_size < 2.0 / e.smoothness:
         unmet.append(f"step_size < 2/smoothness (= {2.0 / e.smoothness:.6g})")
     return unmet
+
+
+def _unmet_shifted(e: NoisyGDEvent) -> list[str]:
+    unmet = [] if e.last_iterate_only else ["only the last iterate θ_K released"]
+    c = gdp.gd_contraction(e.step_size, e.strong_convexity, e.smoothness)
+    if not (e.step_size * e.smoothness <= 2.0 and c <= 1.0):
+        unmet.append(f"step_size <= 2/smoothness (= {2.0 / e.smoothness if e.smoothness else np.inf:.6g}), i.e. contraction "
+                     "c = max(|1 − ηλ|, |1 − ηβ|) <= 1")
+    return unmet
+
+
+def _shifted_mu(e: NoisyGDEvent) -> float:
+    c = gdp.gd_contraction(e.step_size, e.strong_convexity, e.smoothness)
+    return float(si.gd_closed_form_mu(e.step_size * e.sensitivity / e.n, np.sqrt(2.0 * e.step_size) * e.sigma, c,
+                                      e.iterations, e.diameter))
 
 
 def _gdp_mu(e: NoisyGDEvent) -> float:
@@ -240,6 +278,16 @@ BOUNDS: dict[str, Bound] = {
             _unmet_gdp,
             lambda o, e: gdp.gdp_rdp(o, _gdp_mu(e)),
             _gdp_mu,
+        ),
+        Bound(
+            "shifted-interpolation",
+            "Bok, Su, Altschuler 2024 (arXiv:2403.00278), Lemma C.3 (shifted interpolation), exact NoisyGD "
+            "optimum over windows, with the diameter of C when declared: μ-GDP",
+            _HIDDEN + ("convex β-smooth loss (λ ≥ 0)", "0 < η ≤ 2/β", "data-independent start",
+                       "Euclidean projection onto a convex set of diameter D (when D is declared)"),
+            _unmet_shifted,
+            lambda o, e: gdp.gdp_rdp(o, _shifted_mu(e)),
+            _shifted_mu,
         ),
     ]
 }
@@ -334,6 +382,25 @@ def account(
         conversion="exact-gdp" if order is None else conversion,
         candidates={name: r[0] for name, r in results.items()},
     )
+
+
+def bound_notes(account: PrivacyAccount, unmet: dict[str, list[str]]) -> list[str]:
+    """Why every bound but the winner lost (its ε against the winner's) or did not apply (its unmet conditions).
+
+    ``unmet`` maps each bound name to its unmet conditions (empty: applicable).  Shared by the noisy GD
+    and noisy SGD trainers, whose certificates carry these notes.
+    """
+    notes = []
+    for name, reasons in unmet.items():
+        if name == account.bound:
+            continue
+        if name in account.candidates:
+            eps = account.candidates[name]
+            verdict = "ties with" if eps == account.epsilon else "lost to"
+            notes.append(f"{name} {verdict} {account.bound}: epsilon {eps:.6g} against {account.epsilon:.6g}")
+        elif reasons:
+            notes.append(f"{name} not applicable: needs " + "; ".join(reasons))
+    return notes
 
 
 def calibrate_sigma(

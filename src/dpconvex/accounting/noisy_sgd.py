@@ -32,6 +32,10 @@ bok-cgd            Bok, Su, Altschuler 2024 (arXiv:2403.00278),      shuffled or
 exact-quadratic    exact law for ½‖θ − x‖² (+ ridge), per batch      shuffled or cyclic, loss ½‖θ − x‖²,
                    (Chourasia et al. 2021, arXiv:2102.05855,         b divides n, C = R^d, η < 2/M
                    Thm 3 proof, applied to the cyclic schedule)
+shifted-           core lemma of Bok et al. 2024 (Lemma C.3),        shuffled or cyclic, η ≤ 2/M (c ≤ 1,
+interpolation      optimised over windows and weights, worst         m = 0 allowed), C = R^d or a ball
+                   position (:mod:`.shifted_interpolation`), min     of diameter D, clipping only for
+                   with the NoisyCGD closed forms                    GLM / margin losses
 =================  ===============================================  =====================================
 
 Derivation note (Poisson, replace-one).  dp-accounting's RDP accountant takes PoissonSampledDpEvent
@@ -47,8 +51,22 @@ released past each step is such a pair), so the bound holds with every iterate r
 Derivation note (shuffled ⊂ cyclic).  Conditionally on the partition, a shuffled run is a cyclic
 run; the partition is drawn independently of the data, so the output laws are mixtures with the same
 weights under both neighbours, and joint convexity of E_γ (equivalently of trade-off functions)
-makes any bound valid for every fixed order valid for the mixture.  So composition and bok-cgd hold
-for shuffled runs whether or not the permutation stays secret; no implemented bound uses secrecy.
+makes any bound valid for every fixed order valid for the mixture.  So composition, bok-cgd and
+shifted-interpolation hold for shuffled runs whether or not the permutation stays secret; no
+implemented bound uses secrecy.  For shifted-interpolation in particular: given the partition, the
+differing record sits in one batch j of a cyclic run, and the bound takes the worst j (the last batch
+of the cycle, :mod:`.shifted_interpolation` note 5, whatever the batch sizes since the shift is
+ηS_g/b for the nominal b); that value bounds every (partition, position) pair, hence the mixture.
+
+Derivation note (shifted-interpolation, conditions).  The core lemma needs every step map
+θ ↦ Π_C(θ − η∇F_{B_k}(θ)) c-Lipschitz with c ≤ 1: η ≤ 2/M suffices for convex M-smooth F_B (m = 0
+gives c = 1); only θ_T released; θ₀ data-independent; Π_C non-expansive (Euclidean projection on a
+convex set; a ball of diameter D also bounds ‖θ_τ − θ'_τ‖ ≤ D, the windows of note 3).  Per-example
+clipping keeps F_B convex and M-smooth for GLM / margin losses ℓ = φ(θᵀx; y) (clipping replaces φ'
+by a clipped, still non-decreasing φ'; hidden-state-bounds notes §1.8), not in general, so the
+event says whether clipping is active and on which kind of loss (``clipping``).  Poisson batches are
+not a deterministic schedule: the lemma's shifts are random there (Bok et al.'s NoisySGD bound is
+not implemented, ``EXCLUDED['bok-sgd']``).
 
 Derivation note (projection, batch sizes).  As in :mod:`.noisy_gd`: with Y_{k+1} = φ_k(Π_C(Y_k)) +
 noise, φ_k the gradient step on F_{B_k}, the maps φ_k∘Π_C are c-Lipschitz and differ between
@@ -64,9 +82,9 @@ full text).  Only statements checked against the paper text or the authors' code
 * ``bok-sgd`` — Bok et al. NoisySGD (stochastic batches): the statement composes subsampling
   operators C_{b/n}(G(·)); we could read neither it nor its conditions (the authors' code only
   evaluates a central-limit approximation, which is not a bound).
-* ``bok-constrained`` — Bok et al. convex losses on a domain of diameter D: the authors' code
-  evaluates a simplified form at D = 1 whose per-step normalisation ("L/n") we could not confirm;
-  projected laws have no closed-form oracle to test it.
+* ``bok-constrained`` — the authors' closed forms for a domain of diameter D are not certificates
+  on their own; ``shifted-interpolation`` evaluates the lemma they come from (and uses the
+  NoisyCGD closed form only as an upper bound checked against it).
 * ``ye-shokri`` — Ye & Shokri 2022 (arXiv:2203.05363), shuffled batches with a secret permutation:
   neither the theorem text nor the authors' code was available to check constants and conditions.
   So no certificate here depends on the permutation staying secret.
@@ -86,16 +104,19 @@ import numpy as np
 
 from . import calibration, gdp
 from . import noisy_sgd_bounds as nb
-from .noisy_gd import EVERY_ITERATE, HIDDEN_STATE, PrivacyAccount
+from . import shifted_interpolation as si
+from .noisy_gd import EVERY_ITERATE, HIDDEN_STATE, PrivacyAccount, bound_notes
 from .rdp import validate_delta
 
 __all__ = [
     "BATCHINGS", "NoisySGDEvent", "SGDBound", "BOUNDS", "EXCLUDED", "unmet_conditions",
     "applicable_bounds", "gdp_mu", "epsilon_of", "delta_of", "account", "composition_epsilon",
-    "calibrate_sigma",
+    "calibrate_sigma", "bound_notes",
 ]
 
 BATCHINGS = ("poisson", "shuffled", "cyclic")
+#: Per-example clipping: none, on a GLM / margin loss φ(θᵀx; y) (keeps F_B convex and M-smooth), other.
+CLIPPINGS = ("none", "glm", "other")
 
 
 @dataclass(frozen=True)
@@ -125,6 +146,10 @@ class NoisySGDEvent:
         Shuffled runs only: the partition was never exposed.  (No implemented bound relies on it.)
     quadratic_loss : bool
         ℓ(θ; x) = ½‖θ − x‖² (unbounded gradients on R^d; S_g = 2·data-norm bound).
+    last_iterate_only : bool
+        Only θ_T is released (False: e.g. a mean of iterates; composition only).
+    clipping : {"none", "glm", "other"}
+        Per-example clipping: none, on a GLM / margin loss (keeps the declared m = λ and M), other.
     """
 
     n: int
@@ -139,6 +164,8 @@ class NoisySGDEvent:
     diameter: float | None = None
     permutation_secret: bool = False
     quadratic_loss: bool = False
+    last_iterate_only: bool = True
+    clipping: str = "none"
 
     def __post_init__(self) -> None:
         def integer(v, lo):
@@ -159,6 +186,8 @@ class NoisySGDEvent:
              "None or finite and > 0"),
             ("permutation_secret", not self.permutation_secret or self.batching == "shuffled",
              "False unless batching='shuffled' (a cyclic order is public; Poisson has no permutation)"),
+            ("last_iterate_only", isinstance(self.last_iterate_only, bool), "a bool"),
+            ("clipping", self.clipping in CLIPPINGS, f"one of {CLIPPINGS}"),
         ]
         for name, ok, valid in checks:
             if not ok:
@@ -209,6 +238,15 @@ def _needs_disjoint(e: NoisySGDEvent) -> list[str]:
     return [] if e.batching in ("shuffled", "cyclic") else ["batching in {'shuffled', 'cyclic'}"]
 
 
+def _unmet_hidden(e: NoisySGDEvent) -> list[str]:
+    """Conditions every hidden-state bound shares (release, clipping; module derivation notes)."""
+    unmet = [] if e.last_iterate_only else ["only the last iterate θ_T released (a mean of iterates needs composition)"]
+    if e.clipping == "other":
+        unmet.append("per-example clipping only on a GLM / margin loss φ(θᵀx; y): clipping other losses may "
+                     "break the step's contraction (hidden-state-bounds notes §1.8)")
+    return unmet
+
+
 def _unmet_composition(e: NoisySGDEvent) -> list[str]:
     if e.batching == "poisson" and e.quadratic_loss:
         return ["per-example gradients bounded by sensitivity/2 (clipping); "
@@ -217,7 +255,7 @@ def _unmet_composition(e: NoisySGDEvent) -> list[str]:
 
 
 def _unmet_bok(e: NoisySGDEvent) -> list[str]:
-    unmet = _needs_disjoint(e)
+    unmet = _needs_disjoint(e) + _unmet_hidden(e)
     if e.strong_convexity <= 0:
         unmet.append("strong_convexity > 0")
     if not e.step_size * e.smoothness < 2.0:
@@ -236,6 +274,36 @@ def _unmet_quadratic(e: NoisySGDEvent) -> list[str]:
     if e.diameter is not None:
         unmet.append("an unconstrained domain (diameter None)")
     return unmet
+
+
+def _unmet_shifted(e: NoisySGDEvent) -> list[str]:
+    unmet = [] if e.batching in ("shuffled", "cyclic") else [
+        "batching in {'shuffled', 'cyclic'} (Poisson batches are not covered: the core lemma needs a "
+        "deterministic schedule, and Bok et al.'s NoisySGD bound is not implemented)"]
+    unmet += _unmet_hidden(e)
+    if not (e.step_size * e.smoothness <= 2.0 and e.contraction <= 1.0):
+        unmet.append(f"step_size <= 2/smoothness (= {2.0 / e.smoothness if e.smoothness else math.inf:.6g}), "
+                     "i.e. contraction c = max(|1 − ηm|, |1 − ηM|) <= 1")
+    return unmet
+
+
+def _shifted_mu(e: NoisySGDEvent) -> float:
+    """Core-lemma μ, worst batch of the cycle (shuffled: see the derivation note), min with the closed form.
+
+    Both are valid bounds: the generic optimum over windows and weights
+    (:func:`.shifted_interpolation.worst_case_mu`, exact up to an upward truncation at c < 1) and the
+    NoisyCGD closed form (:func:`.shifted_interpolation.cgd_closed_form_mu`: Thm 4.5 = the exact τ = 0
+    optimum at c < 1, its c = 1 limit, and with D Bok et al.'s constrained form).  Taking the min makes
+    the bound ≤ bok-cgd wherever both apply.  μ ∝ 1/σ exactly.
+    """
+    c = e.contraction
+    generic = si.worst_case_mu(si.batch_partition(e.n, e.batch_size), e.epochs, e.step_size, e.sensitivity,
+                               e.sigma, c, e.diameter, batch_size=e.batch_size)
+    closed = si.cgd_closed_form_mu(e.step_size * e.sensitivity / e.batch_size, e.step_size * e.sigma / e.batch_size,
+                                   c, e.batches, e.epochs, e.diameter)
+    # Thm 4.5 in bok-cgd's own rounding (S_g/σ rather than s/ν), so that the min is ≤ bok-cgd exactly.
+    thm = float(nb.bok_cgd_mu(e.sensitivity, e.sigma, c, e.batches, e.epochs)) if c < 1.0 else math.inf
+    return float(min(generic, closed, thm))
 
 
 def _composition_mu(e: NoisySGDEvent) -> float:
@@ -288,35 +356,22 @@ BOUNDS: dict[str, SGDBound] = {
             mu=lambda e: float(nb.exact_quadratic_cyclic_mu(
                 e.sensitivity, e.sigma, 1.0 - e.step_size * e.smoothness, e.batches, e.epochs)),
         ),
+        SGDBound(
+            "shifted-interpolation",
+            "Bok, Su, Altschuler 2024 (arXiv:2403.00278), Lemma C.3 (shifted interpolation): the core lemma "
+            "optimised over the window start and interpolation weights, worst batch position; μ-GDP",
+            _HIDDEN + ("convex M-smooth step objectives (m ≥ 0), 0 < η ≤ 2/M, so every step is c-Lipschitz, c ≤ 1",
+                       "disjoint batches cycled in one order (a shuffled partition need not stay secret)",
+                       "Euclidean projection onto a convex set; a finite diameter D is used when declared",
+                       "per-example clipping, if any, on a GLM / margin loss"),
+            _unmet_shifted,
+            mu=_shifted_mu,
+        ),
     ]
 }
 
 #: Bounds named in the issue that are NOT implemented, and why (requesting one raises ValueError).
-EXCLUDED: dict[str, str] = {
-    "bok-sgd": (
-        "Bok, Su, Altschuler 2024 (arXiv:2403.00278) NoisySGD (stochastic batches): the theorem is a "
-        "composition of subsampling operators C_{b/n}(G(·)) whose exact statement we could not read "
-        "(only the abstract and the authors' code, which evaluates it through a central-limit "
-        "approximation, not a bound); with Poisson batches the step's contraction also depends on the "
-        "random batch size."
-    ),
-    "bok-constrained": (
-        "Bok et al. 2024 NoisyGD/NoisyCGD/NoisySGD for convex losses on a domain of diameter D: the "
-        "authors' code only evaluates a simplified form at D = 1 with a per-step sensitivity labelled "
-        "'L/n' whose normalisation we could not confirm against the theorem text, and a projected law "
-        "has no closed-form oracle to check it against."
-    ),
-    "ye-shokri": (
-        "Ye & Shokri 2022 (arXiv:2203.05363), shuffle-and-partition on strongly convex smooth losses "
-        "(valid only while the permutation stays secret): we could not obtain the theorem statement or "
-        "the authors' code to check its constants and conditions."
-    ),
-    "altschuler-talwar": (
-        "Altschuler & Talwar 2022 (arXiv:2205.13710), convex losses on a bounded domain: the main "
-        "theorem is stated up to unspecified constants (≲); the explicit constants of its proof could "
-        "not be checked against the paper text."
-    ),
-}
+EXCLUDED = nb.EXCLUDED
 
 
 def _known(bound: str) -> SGDBound:

@@ -36,6 +36,7 @@ __all__ = [
     "poisson_clt_epsilon",
     "poisson_clt_slope",
     "poisson_clt_noise_multiplier",
+    "EXCLUDED",
 ]
 
 #: Coarsest discretisation of dp-accounting's privacy-loss distribution (used when the estimate of
@@ -221,3 +222,31 @@ def poisson_clt_noise_multiplier(rate: float, steps: int, mu: float) -> float:
     ranks ``method="auto"``'s candidates; no certificate uses it.
     """
     return float(2.0 / math.sqrt(math.log1p(mu * mu / (rate * rate * steps))))
+
+
+#: Bounds named in the issue that are NOT implemented, and why (requesting one raises ValueError).
+EXCLUDED: dict[str, str] = {
+    "bok-sgd": (
+        "Bok, Su, Altschuler 2024 (arXiv:2403.00278) NoisySGD (stochastic batches): the theorem is a "
+        "composition of subsampling operators C_{b/n}(G(·)) whose exact statement we could not read "
+        "(only the abstract and the authors' code, which evaluates it through a central-limit "
+        "approximation, not a bound); with Poisson batches the step's contraction also depends on the "
+        "random batch size."
+    ),
+    "bok-constrained": (
+        "Bok et al. 2024 closed forms for convex losses on a domain of diameter D, as a bound of their "
+        "own: not a separate certificate here; 'shifted-interpolation' evaluates the lemma they come "
+        "from (windows starting at distance D) for cyclic and shuffled batches and full-batch GD, and "
+        "uses the NoisyCGD closed form only as an upper bound checked against that optimum."
+    ),
+    "ye-shokri": (
+        "Ye & Shokri 2022 (arXiv:2203.05363), shuffle-and-partition on strongly convex smooth losses "
+        "(valid only while the permutation stays secret): we could not obtain the theorem statement or "
+        "the authors' code to check its constants and conditions."
+    ),
+    "altschuler-talwar": (
+        "Altschuler & Talwar 2022 (arXiv:2205.13710), convex losses on a bounded domain: the main "
+        "theorem is stated up to unspecified constants (≲); the explicit constants of its proof could "
+        "not be checked against the paper text."
+    ),
+}

@@ -152,6 +152,7 @@ def plan_noisy_gd(
         smoothness=constants.smoothness,
         initialization=initialization,
         constrained=constraint.is_constrained,
+        diameter=constraint.diameter if constraint.is_constrained and np.isfinite(constraint.diameter) else None,
         quadratic_loss=isinstance(loss, QuadraticDistanceLoss) and l2_regularization == 0,
     )
     if bound != "best":
@@ -241,12 +242,9 @@ def noisy_gd(
         gradient = loss.mean_gradient(theta, X, y) + l2_regularization * theta
         theta = constraint.project(theta - event.step_size * gradient + noise_scale * rng.standard_normal(dimension))
 
-    if bound == "best":
-        notes += [
-            f"{name} not applicable: needs " + "; ".join(accountant.unmet_conditions(event, name))
-            for name in accountant.BOUNDS
-            if name not in privacy.candidates and name != "theorem2"
-        ]
+    if bound == "best":  # the winner, and why each other bound lost or did not apply (Thm 2: never inferred)
+        notes += accountant.bound_notes(privacy, {name: accountant.unmet_conditions(event, name)
+                                                  for name in accountant.BOUNDS if name != "theorem2"})
     certificate = PrivacyCertificate(
         mechanism="noisy_gd",
         epsilon=privacy.epsilon,

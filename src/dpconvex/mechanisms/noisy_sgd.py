@@ -36,7 +36,7 @@ from ..accounting import gdp
 from ..accounting import noisy_sgd as accountant
 from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, L2Ball, Unconstrained
-from ..losses import Loss, QuadraticDistanceLoss
+from ..losses import Loss, QuadraticDistanceLoss, SquaredLoss, _MarginLoss
 from .._validation import make_rng, prepare_training_inputs
 from ._geometry import require_euclidean_projection
 from .noisy_gd import TrainingResult, comparator_norm_bound
@@ -206,6 +206,7 @@ def plan_noisy_sgd(
         strong_convexity=float(strong_convexity), smoothness=float(constants.smoothness),
         diameter=constraint.diameter if constraint.is_constrained else None,
         permutation_secret=batching == "shuffled", quadratic_loss=quadratic,
+        last_iterate_only=output not in AVERAGED_OUTPUTS, clipping=_clipping(loss, clip_norm),
     )
     if bound != "best":
         # unmet_conditions refuses unknown and excluded bounds, with the reason
@@ -219,8 +220,23 @@ def plan_noisy_sgd(
     if output == "auto":
         output = "average" if accountant.account(event, delta, bound=bound).bound == "composition" else "last"
         bound = "composition" if output == "average" else bound
+        event = dataclasses.replace(event, last_iterate_only=output == "last")
     return NoisySGDPlan(event=event, constraint=constraint, clip_norm=clip_norm, strong_convexity=strong_convexity,
                         smoothness=constants.smoothness, lipschitz=lipschitz, bound=bound, output=output)
+
+
+def _clipping(loss: Loss, clip_norm: float | None) -> str:
+    """The event's ``clipping``: "glm" where the clipped step stays convex and equally smooth, else "other".
+
+    GLM / margin losses φ(θᵀx; y): clipping caps φ' at ±C/‖x‖, a monotone, equally Lipschitz
+    derivative (hidden-state-bounds notes §1.8).  ½‖θ − x‖²: the clipped gradient (θ − x)·min(1,
+    C/‖θ − x‖) is the projection of θ − x on the C-ball, the gradient of the Huber function of
+    ‖θ − x‖ (the Moreau envelope of C‖·‖): convex and 1-smooth.  The strong convexity left is λ's
+    (``plan_noisy_sgd`` sets it so).  The hidden-state bounds refuse clipping of any other loss.
+    """
+    if clip_norm is None:
+        return "none"
+    return "glm" if isinstance(loss, (_MarginLoss, SquaredLoss, QuadraticDistanceLoss)) else "other"
 
 
 def _every_batch_strong_convexity(strong_convexity: float, l2_regularization: float, n: int, batch_size: int,
@@ -446,9 +462,9 @@ def noisy_sgd(
     bar.close()
     coef = total / (steps - first + 1) if first <= steps else theta
 
-    if plan.bound == "best":
-        notes += [f"{name} not applicable: needs " + "; ".join(accountant.unmet_conditions(event, name))
-                  for name in accountant.BOUNDS if name not in privacy.candidates]
+    if plan.bound == "best":  # the winner, and why each other bound lost or did not apply
+        notes += accountant.bound_notes(privacy, {name: accountant.unmet_conditions(event, name)
+                                                  for name in accountant.BOUNDS})
     notes += [f"bound {name!r} not implemented: {reason}" for name, reason in accountant.EXCLUDED.items()
               if name == "ye-shokri" and event.batching == "shuffled"]
     certificate = PrivacyCertificate(
