@@ -478,3 +478,14 @@ def test_gradient_sum_is_the_sum_of_the_clipped_per_example_gradients(name, clip
     np.testing.assert_allclose(loss.gradient_sum(w, X, y, clip_norm), expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(loss.gradient_sum(w, X, y, clip_norm, np.linalg.norm(X, axis=1)), expected,
                                rtol=1e-12, atol=1e-12)
+
+
+def test_row_norms_equal_numpys_bit_for_bit_across_blocks():
+    """The blocked row norms are np.linalg.norm(X, axis=1) exactly (the same per-row sum), also where
+    the rows span several blocks and for an empty matrix."""
+    from dpconvex.losses import row_norms
+
+    X = np.random.default_rng(5).normal(size=(10_001, 37))
+    assert np.array_equal(row_norms(X), np.linalg.norm(X, axis=1))
+    assert np.array_equal(row_norms(X, rows_per_block=7), np.linalg.norm(X, axis=1))
+    assert row_norms(np.zeros((0, 3))).shape == (0,)

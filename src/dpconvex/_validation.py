@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .exceptions import PrivacyLeakWarning
+from .losses import row_norms
 
 _ROUNDING = 1e-9
 
@@ -48,7 +49,7 @@ def enforce_norm_bound(X: NDArray[np.float64], data_norm: float, *, strict: bool
     """
     if not (np.isfinite(data_norm) and data_norm > 0):
         raise ValueError(f"data_norm must be finite and > 0; got {data_norm!r}.")
-    norms = np.linalg.norm(X, axis=1)
+    norms = row_norms(X)
     over = norms > data_norm
     # Rows above the bound only by floating-point rounding (relative 1e-9) are rescaled without a
     # warning: unit-normalised data routinely has norms of 1 + 2e-16.

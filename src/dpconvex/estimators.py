@@ -19,7 +19,7 @@ from ._validation import enforce_norm_bound
 from ._params import Instance, Interval, Options, validate_params
 from .constraints import L2Ball, Unconstrained
 from .exceptions import PrivacyLeakWarning
-from .losses import AbsoluteErrorLoss, HingeLoss, HuberizedHingeLoss, Loss, LogisticLoss, SquaredLoss
+from .losses import AbsoluteErrorLoss, HingeLoss, HuberizedHingeLoss, Loss, LogisticLoss, SquaredLoss, row_norms
 from .mechanisms import METHODS
 
 __all__ = ["PrivateLogisticRegression", "PrivateHuberSVC", "PrivateRidge", "PrivateLinearSVC", "PrivateLADRegressor"]
@@ -102,7 +102,7 @@ class _PrivateLinearModel(BaseEstimator):
         data_norm = self.data_norm
         if data_norm == "from_data":
             # Explicit opt-in: the bound is read from the private data, so no guarantee remains.
-            data_norm = float(max(np.linalg.norm(X, axis=1).max(), np.finfo(float).tiny))
+            data_norm = float(max(row_norms(X).max(), np.finfo(float).tiny))
             leaks.append(DATA_NORM_FROM_DATA)
         if self.fit_intercept:
             # Intercept = an extra constant feature equal to data_norm. Clip the original rows to

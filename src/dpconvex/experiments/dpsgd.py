@@ -38,6 +38,7 @@ from dpconvex.accounting.calibration import smallest_noise
 from dpconvex.accounting.gdp import gdp_mu
 from dpconvex.accounting.noisy_sgd_bounds import poisson_clt_noise_multiplier, poisson_pld_epsilon
 from dpconvex.losses import Loss
+from dpconvex.losses import row_norms as losses_row_norms
 
 if TYPE_CHECKING:  # .baselines imports this module (re-exports); sgd_ma imports it at call time
     from .baselines import BaselineFit, RandomState
@@ -139,7 +140,7 @@ def calibrate_sgd_replace_one_noise(epsilon: float, delta: float, sampling_rate:
 def _clipped_sum_fn(loss: Loss, X: NDArray, y: NDArray, clip_norm: float) -> Callable[[NDArray, NDArray], NDArray]:
     """Return idx, w ↦ Σ_{i∈idx} clip(∇ℓ(w; xᵢ, yᵢ), C), vectorised (no (b, d) matrix for GLMs)."""
     if type(loss).per_example_gradients is Loss.per_example_gradients:
-        row_norms = np.linalg.norm(X, axis=1)
+        row_norms = losses_row_norms(X)
 
         def clipped_sum(idx: NDArray, w: NDArray) -> NDArray:
             Xb = X[idx]

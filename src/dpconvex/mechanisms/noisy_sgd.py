@@ -36,7 +36,7 @@ from ..accounting import gdp
 from ..accounting import noisy_sgd as accountant
 from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, L2Ball, Unconstrained
-from ..losses import Loss, QuadraticDistanceLoss, SquaredLoss, _MarginLoss
+from ..losses import Loss, QuadraticDistanceLoss, SquaredLoss, _MarginLoss, row_norms
 from .._validation import make_rng, prepare_training_inputs
 from ._geometry import require_euclidean_projection
 from .noisy_gd import TrainingResult, comparator_norm_bound
@@ -419,7 +419,7 @@ def noisy_sgd(
     if order is not None:
         X, y = X[order], y[order]
     clip = plan.clip_norm
-    row_norms = np.linalg.norm(X, axis=1) if clip is not None else None
+    norms_of_rows = row_norms(X) if clip is not None else None
     gradient_sum = loss.gradient_sum
     sliced, take_rows, take_labels = event.batching != "poisson", X.take, y.take
     # The projection, inlined for the L2 ball (‖w‖ as np.linalg.norm computes it: √(w·w)) and the identity.
@@ -438,10 +438,10 @@ def noisy_sgd(
             block *= noise
             row = 0
         if sliced:  # a view of the permuted rows
-            rows, labels, norms = X[batch], y[batch], None if row_norms is None else row_norms[batch]
+            rows, labels, norms = X[batch], y[batch], None if norms_of_rows is None else norms_of_rows[batch]
         else:  # sorted indices: ndarray.take gathers the same rows faster than X[batch]
-            rows, labels, norms = take_rows(batch, 0), take_labels(batch), None if row_norms is None else \
-                row_norms.take(batch)
+            rows, labels, norms = take_rows(batch, 0), take_labels(batch), None if norms_of_rows is None else \
+                norms_of_rows.take(batch)
         gradient = gradient_sum(theta, rows, labels, clip, norms) + block[row]
         row += 1
         # θ ← Π_C(θ − η(g/b + λθ)), operation by operation as written (same rounding).
