@@ -90,3 +90,8 @@ def test_invalid_arguments_name_the_parameter(kwargs, name):
     args = {"target": 1.0, "start": 1.0, **kwargs}
     with pytest.raises(ValueError, match=name):
         smallest_noise(lambda s: 1.0 / s, args.pop("target"), args.pop("start"), **args)
+
+
+def test_a_nan_epsilon_is_an_error_not_enough_noise():
+    with pytest.raises(ValueError, match="nan"):
+        smallest_noise(lambda s: math.nan, 1.0, 1.0)

@@ -57,7 +57,13 @@ def test_the_choice_is_the_least_score_with_the_stated_terms(loss, epsilon):
         z = 2.0 / math.sqrt(math.log1p(mu**2 / (q * q * c.steps)))
         sampling = (1 - q) * gradient_bound**2 / c.batch_size
         noise = d * (gradient_bound * z / c.batch_size) ** 2
-        eta = min(max(REFERENCE_NORM / math.sqrt(2 * c.steps * (sampling + noise)), 1.0), MAX_STEP_FACTOR) / smoothness
+        # the bound's minimiser B/√(2T s²) (an absolute step), clamped to [1/M, 1.95/M]
+        eta = min(max(REFERENCE_NORM / math.sqrt(2 * c.steps * (sampling + noise)), 1 / smoothness),
+                  MAX_STEP_FACTOR / smoothness)
+        # independent check: no step on a fine grid of [1/M, 1.95/M] scores lower for this candidate
+        grid = np.linspace(1 / smoothness, MAX_STEP_FACTOR / smoothness, 2001)
+        scores = REFERENCE_NORM**2 / (2 * grid * c.steps) + grid * (sampling + noise)
+        assert c.optimisation + c.sampling + c.privacy_noise <= scores.min() * (1 + 1e-6)
         assert c.steps == math.ceil(n / c.batch_size) * MAX_PASSES
         assert c.step_size == pytest.approx(eta)
         assert c.optimisation == pytest.approx(REFERENCE_NORM**2 / (2 * eta * c.steps))

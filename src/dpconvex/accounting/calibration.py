@@ -88,6 +88,8 @@ def smallest_noise(epsilon_of: Callable[[float], float], target: float, start: f
 
     def excess(x: float) -> float:
         value = epsilon_of(math.exp(x))
+        if math.isnan(value):
+            raise ValueError(f"epsilon_of returned nan at sigma={math.exp(x)!r}; it must be a number in [0, inf].")
         return math.log(value / target) if value > 0 else -math.inf
 
     x = math.log(start) + math.log1p(rtol / 2.0)  # the start's own error is often below rtol/2

@@ -22,8 +22,10 @@ S_g = 2L, the sensitivity the composition bound assumes (the logistic loss would
 s(z) + s(−z) = 1, half of it).  For the huberised hinge |φ'(0)| = L, so ``auto`` does not clip
 (its clipped runs, logistic ones, are Poisson noisy SGD with ``clip_norm`` certified by the same
 composition bound: the ``noisy-sgd-poisson`` target's trainer and certificate).  Here the rule's
-step is 1/M (its minimiser of the bound lies below 1/M on this tiny problem).  A small h makes the
-step η = 1/M ≈ 2h small, so the canary's margin
+step is its cap 1.95/M ≈ 3.9h (since the step rule of 2026-11-24; the simulated fractions and
+margins below were measured at η = 1/M ≈ 2h, before it; the quick honest audit and the
+halved-noise mutation still pass and fail as required: tests/test_audit.py,
+tests/test_audit_mutations.py).  A small h makes the step small, so the canary's margin
 stays in that linear region: at the current choice (b = 1, T = 30: E = 3 passes, q = 0.1) it leaves
 it in under 0.1 % of the honest runs and in none of the mutant's (10⁵ simulated runs).  The release
 along e₁ is then a fixed linear combination of the steps' ±[canary drawn] + σξ_k (λθ only

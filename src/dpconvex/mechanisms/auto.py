@@ -141,7 +141,7 @@ def _candidates(n: int, dimension: int, mu: float, smoothness: float, gradient_b
         sigma = gradient_bound * poisson_clt_noise_multiplier(rate, steps, mu)  # σ = z·S_g/2, S_g = 2G
         sampling, noise = (1.0 - rate) * gradient_bound**2 / batch, dimension * (sigma / batch) ** 2
         best = REFERENCE_NORM / math.sqrt(2.0 * steps * (sampling + noise))
-        step = min(max(best, 1.0), MAX_STEP_FACTOR) / smoothness if math.isfinite(best) else MAX_STEP_FACTOR / smoothness
+        step = min(max(best, 1.0 / smoothness), MAX_STEP_FACTOR / smoothness)  # best = inf (no variance): the cap
         out.append(AutoCandidate(
             batch_size=batch, steps=steps, step_size=step,
             optimisation=REFERENCE_NORM**2 / (2.0 * step * steps),
