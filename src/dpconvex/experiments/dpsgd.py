@@ -138,21 +138,12 @@ def calibrate_sgd_replace_one_noise(epsilon: float, delta: float, sampling_rate:
 
 
 def _clipped_sum_fn(loss: Loss, X: NDArray, y: NDArray, clip_norm: float) -> Callable[[NDArray, NDArray], NDArray]:
-    """Return idx, w ↦ Σ_{i∈idx} clip(∇ℓ(w; xᵢ, yᵢ), C), vectorised (no (b, d) matrix for GLMs)."""
-    if type(loss).per_example_gradients is Loss.per_example_gradients:
-        row_norms = losses_row_norms(X)
+    """Return idx, w ↦ Σ_{i∈idx} clip(∇ℓ(w; xᵢ, yᵢ), C): the loss's own clipped gradient sum
+    (:meth:`dpconvex.losses.Loss.gradient_sum`, the one noisy_sgd uses), row norms computed once."""
+    norms = losses_row_norms(X)
 
-        def clipped_sum(idx: NDArray, w: NDArray) -> NDArray:
-            Xb = X[idx]
-            g = loss.gradient_weights(w, Xb, y[idx])  # ∇ℓᵢ = gᵢ·xᵢ, ‖∇ℓᵢ‖ = |gᵢ|·‖xᵢ‖
-            norms = np.abs(g) * row_norms[idx]
-            scale = np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))
-            return Xb.T @ (g * scale)
-    else:
-        def clipped_sum(idx: NDArray, w: NDArray) -> NDArray:
-            G = loss.per_example_gradients(w, X[idx], y[idx])
-            norms = np.linalg.norm(G, axis=1)
-            return (G * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))[:, None]).sum(axis=0)
+    def clipped_sum(idx: NDArray, w: NDArray) -> NDArray:
+        return loss.gradient_sum(w, X[idx], y[idx], clip_norm, norms[idx])
     return clipped_sum
 
 
