@@ -5,6 +5,14 @@ today) calls :func:`smallest_noise`: an evaluation of ε can cost tens of millis
 search is built to need one to three of them when the start is good and about five when it is
 40 % off.  Pure: no state, no imports of the rest of the library.
 
+Sources.  No privacy formula lives here: every ε comes from the caller's accountant, and the
+answer is always a point that accountant evaluated, so the certificate never depends on this
+search.  The search is Brent's safeguarded root finding (R. P. Brent, *Algorithms for
+Minimization without Derivatives*, 1973, ch. 4: secant / inverse quadratic interpolation with
+bisection when progress is slow), aimed inside the acceptance window instead of at the root, and
+started at the central-limit calibration of Bu, Dong, Long, Su 2020 (arXiv:1911.11607, Thm 5)
+where the caller has one.
+
 Derivation note.  With x = log σ and f(x) = log(ε(σ)/ε_target), f is decreasing and nearly linear
 (slope −1 where the run is close to Gaussian, −2 … −3 in the large-ε regime of subsampled
 Gaussians).  The answer is the smallest σ with f ≤ 0 to within ``rtol``; returned is always an
