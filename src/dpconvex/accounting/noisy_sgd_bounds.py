@@ -16,11 +16,10 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-import dp_accounting
 import numpy as np
-from dp_accounting.pld import privacy_loss_distribution
 
 from . import gdp
+from .poisson_pld import poisson_pld as _poisson_pld
 
 __all__ = [
     "contraction",
@@ -131,16 +130,6 @@ PLD_TAIL_TRUNCATION = 1e-15
 
 def _tail_truncation(delta: float | None) -> float:
     return PLD_TAIL_TRUNCATION if delta is None else min(PLD_TAIL_TRUNCATION, 1e-3 * delta)
-
-
-@lru_cache(maxsize=64)
-def _poisson_pld(rate: float, noise_multiplier: float, steps: int, discretization: float, truncation: float):
-    """PLD of ``steps`` Poisson-subsampled Gaussian steps, replace-one (what dp-accounting's
-    ``PLDAccountant`` composes for a ``PoissonSampledDpEvent``, with the tail truncation exposed)."""
-    single = privacy_loss_distribution.from_gaussian_mechanism(
-        standard_deviation=noise_multiplier, value_discretization_interval=discretization, sampling_prob=rate,
-        neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
-    return single.self_compose(int(steps), tail_mass_truncation=truncation)
 
 
 def _discretization_for(rate: float, noise_multiplier: float, steps: int, delta: float) -> float:

@@ -1,0 +1,122 @@
+"""dp-accounting's privacy-loss distribution of T Poisson-subsampled Gaussian steps (replace-one), vectorised.
+
+The same dominating pair, discretisation and composition as
+
+    from_gaussian_mechanism(z, value_discretization_interval=Δ, sampling_prob=q,
+                            neighboring_relation=REPLACE_ONE).self_compose(T, tail_mass_truncation=τ)
+
+in dp-accounting (which its ``PLDAccountant`` composes for a ``PoissonSampledDpEvent``), computed
+in a few NumPy operations instead of a Python call per grid point: a calibration evaluates it 1–5
+times per fit, and with dp-accounting's loops that cost more than training (about 50 ms per
+evaluation on UCI Adult, against 5 ms here).  Pure: imports nothing of ours.
+
+Sources and derivation note.
+* The pair: one step is (1 − q)N(0, z²) + qN(−1, z²) against (1 − q)N(0, z²) + qN(1, z²), the
+  differing record's contribution replaced by its opposite (sensitivity 2 in units of the
+  per-record bound; :mod:`dpconvex.accounting.noisy_sgd`).  Its privacy loss is decreasing in the
+  output x, so δ(ε) = P_upper(X ≤ x(ε)) − e^ε P_lower(X ≤ x(ε)) at the largest x whose loss is
+  ≥ ε (dp-accounting's ``MonotonePrivacyLoss.get_delta_for_epsilon``).  x(ε) has the closed form
+  of dp-accounting's ``GaussianPrivacyLoss._inverse_privacy_loss_replace`` (derivation in its
+  supplementary "Privacy Loss Distributions" note): x = z²·(asinh(−sinh(ε/2)·α) − ε/2) with
+  α = e^{1/(2z²)}(1 − q)/q; :func:`replace_one_inverse_privacy_loss` evaluates it in the log
+  domain with the same steps over an array.
+* Discretisation: pessimistic connect-the-dots (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi
+  2022, arXiv:2207.04380, Algorithm 1) on the grid εᵢ = iΔ between the losses at dp-accounting's
+  tail-truncation points (mass e^{−50}), p_first = 1 − δ₁ + (δ₂ − δ₁)/(e^Δ − 1),
+  pᵢ = ((δᵢ₊₁ − δᵢ) − e^Δ(δᵢ − δᵢ₋₁))/(e^Δ − 1), p_last = (δₙ − δₙ₋₁)/(e^{−Δ} − 1), mass δₙ at +∞.
+  The discretised pair dominates the true one, so every ε(δ) read from it is an upper bound.
+* Composition: the T-fold convolution by one FFT, kept on the window [lower, upper] given by
+  Chernoff bounds at the orders ±1…±20 /(grid length) so that at most τ/2 of the mass lies beyond
+  each end (dp-accounting's ``common.compute_self_convolve_bounds``, its log-moment-generating
+  functions computed as one matrix instead of 40 calls), and τ added to the mass at +∞ (the
+  truncated mass counted as infinite loss, as ``DensePLDPmf.self_compose`` does).
+
+``tests/test_accounting_noisy_sgd.py`` checks the result against dp-accounting's own route and its
+``PLDAccountant`` on a grid (equal to 1e-9 relative).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import dp_accounting
+import numpy as np
+from dp_accounting.pld import pld_pmf, privacy_loss_distribution, privacy_loss_mechanism
+from scipy import fft, special
+
+__all__ = ["replace_one_inverse_privacy_loss", "single_step_probabilities", "poisson_pld"]
+
+#: Orders of dp-accounting's Chernoff truncation bounds, in units of 1/(grid length).
+_CHERNOFF_ORDERS = np.concatenate((np.arange(-20, 0), np.arange(1, 21))).astype(float)
+
+
+def replace_one_inverse_privacy_loss(privacy_loss, rate: float, noise_multiplier: float) -> np.ndarray:
+    """Largest x whose privacy loss is at least ``privacy_loss`` (module docstring), vectorised; ``rate`` < 1."""
+    eps = np.asarray(privacy_loss, dtype=float)
+    half = np.abs(eps) / 2.0
+    log_alpha = 0.5 / noise_multiplier**2 + math.log1p(-rate) - math.log(rate)
+    with np.errstate(divide="ignore"):  # log sinh(0) = −∞ gives asinh(0) = 0 below: x(0) = 0, as in dp-accounting
+        log_sinh = half + np.log1p(-np.exp(-2.0 * half)) - math.log(2.0)
+    log_term = log_alpha + log_sinh
+    asinh_term = -np.where(eps >= 0, 1.0, -1.0) * np.logaddexp(0.5 * np.logaddexp(0.0, 2.0 * log_term), log_term)
+    return noise_multiplier**2 * (asinh_term - eps / 2.0)
+
+
+def single_step_probabilities(rate: float, noise_multiplier: float, discretization: float) -> tuple[int, np.ndarray, float]:
+    """One step's pessimistic connect-the-dots PMF: (index of the first grid loss, probabilities, mass at +∞)."""
+    loss = privacy_loss_mechanism.GaussianPrivacyLoss(
+        noise_multiplier, sensitivity=1.0, sampling_prob=rate, adjacency_type=privacy_loss_mechanism.AdjacencyType.REPLACE)
+    bounds = loss.connect_dots_bounds()
+    lower = math.floor(bounds.epsilon_lower / discretization)
+    upper = math.ceil(bounds.epsilon_upper / discretization)
+    epsilons = np.arange(lower, upper + 1) * discretization
+    cutoffs = replace_one_inverse_privacy_loss(epsilons, rate, noise_multiplier)
+    deltas = np.clip(loss.mu_upper_cdf(cutoffs) - np.exp(epsilons + loss.mu_lower_log_cdf(cutoffs)), 0.0, 1.0)
+    deltas = np.minimum.accumulate(deltas)  # δ(ε) is non-increasing; rounding may break it by an ulp
+    if deltas.size == 1:
+        return lower, np.array([1.0 - deltas[0]]), float(deltas[0])
+    steps = np.diff(deltas)
+    probs = np.empty_like(deltas)
+    probs[0] = 1.0 - deltas[0] + steps[0] / math.expm1(discretization)
+    probs[1:-1] = (steps[1:] - steps[:-1] * math.exp(discretization)) / math.expm1(discretization)
+    probs[-1] = steps[-1] / math.expm1(-discretization)
+    return lower, np.maximum(probs, 0.0), float(deltas[-1])
+
+
+def _window(probs: np.ndarray, steps: int, truncation: float) -> tuple[int, int]:
+    """Grid offsets [lower, upper] of the T-fold convolution holding all but τ of its mass (Chernoff)."""
+    upper, lower = (len(probs) - 1) * steps, 0
+    orders = _CHERNOFF_ORDERS / len(probs)
+    with np.errstate(divide="ignore", over="ignore"):
+        log_mgf = special.logsumexp(orders[:, None] * np.arange(len(probs))[None, :], b=probs[None, :], axis=1)
+        bounds = (steps * log_mgf + math.log(2.0 / truncation)) / orders
+    finite = np.isfinite(bounds)
+    positive, negative = finite & (orders > 0), finite & (orders < 0)
+    if positive.any():
+        upper = min(upper, math.ceil(bounds[positive].min()))
+    if negative.any():
+        lower = max(lower, math.floor(bounds[negative].max()))
+    return lower, upper
+
+
+@lru_cache(maxsize=64)
+def poisson_pld(rate: float, noise_multiplier: float, steps: int, discretization: float, truncation: float):
+    """PLD of ``steps`` Poisson-subsampled Gaussian steps, replace-one (module docstring), tail truncation τ > 0.
+
+    Returns a dp-accounting ``PrivacyLossDistribution``: its ``get_epsilon_for_delta`` and
+    ``get_delta_for_epsilon`` are dp-accounting's own.  q = 1 takes dp-accounting's route.
+    """
+    if rate >= 1.0:
+        single = privacy_loss_distribution.from_gaussian_mechanism(
+            standard_deviation=noise_multiplier, value_discretization_interval=discretization,
+            neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+        return single.self_compose(int(steps), tail_mass_truncation=truncation)
+    first, probs, infinity = single_step_probabilities(rate, noise_multiplier, discretization)
+    lower, upper = _window(probs, steps, truncation)
+    size = upper - lower + 1
+    transformed = fft.fft(probs, fft.next_fast_len(max(size, len(probs))))
+    composed = np.roll(np.real(fft.ifft(transformed**steps)), -lower)[:size]
+    infinity_mass = truncation - math.expm1(steps * math.log1p(-infinity))
+    pmf = pld_pmf.DensePLDPmf(discretization, first * steps + lower, composed, infinity_mass, True)
+    return privacy_loss_distribution.PrivacyLossDistribution(pmf)
