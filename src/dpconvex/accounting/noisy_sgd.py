@@ -35,7 +35,7 @@ exact-quadratic    exact law for ½‖θ − x‖² (+ ridge), per batch      sh
 shifted-           core lemma of Bok et al. 2024 (Lemma C.3),        shuffled or cyclic, η ≤ 2/M (c ≤ 1,
 interpolation      optimised over windows and weights, worst         m = 0 allowed), C = R^d or a ball
                    position (:mod:`.shifted_interpolation`), min     of diameter D, clipping only for
-                   with the NoisyCGD closed forms                    GLM / margin losses
+                   with Thm 4.5 (the exact τ = 0 window)             GLM / margin losses
 =================  ===============================================  =====================================
 
 Derivation note (Poisson, replace-one).  dp-accounting's RDP accountant takes PoissonSampledDpEvent
