@@ -74,3 +74,27 @@ def test_one_step_delta_upper_bounds_quadrature(rate, z, eps):
                               epsabs=1e-13, epsrel=1e-12, limit=200)
     ours = pp.poisson_pld(rate, z, 1, 1e-4, 1e-15).get_delta_for_epsilon(eps)
     assert exact - 1e-12 <= ours <= exact * (1 + 1e-3) + 1e-12
+
+
+@pytest.mark.parametrize("rate, z", [(0.004, 1.0), (0.05, 0.5), (0.5, 2.0)])
+@pytest.mark.parametrize("steps, truncation", [(768, 1e-15), (50, 1e-19)])
+def test_chernoff_window_and_infinity_mass_equal_dp_accountings(rate, z, steps, truncation):
+    """The truncation window is dp-accounting's ``compute_self_convolve_bounds`` exactly, and the composed
+    mass at +∞ is τ + 1 − (1 − p_∞)^T, as in ``DensePLDPmf.self_compose`` (a window one bin too narrow or a
+    dropped τ would pass the ε/δ comparison above, not this)."""
+    from dp_accounting.pld import common
+    first, probs, infinity = pp.single_step_probabilities(rate, z, 1e-3)
+    assert pp._window(probs, steps, truncation) == common.compute_self_convolve_bounds(list(probs), steps, truncation)
+    composed = pp.poisson_pld(rate, z, steps, 1e-3, truncation)
+    expected = truncation - math.expm1(steps * math.log1p(-infinity))
+    assert composed.get_delta_for_epsilon(math.inf) == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+def test_rate_one_and_bad_arguments():
+    """q = 1 is dp-accounting's own route; nonsense arguments are refused, not computed."""
+    ours = pp.poisson_pld(1.0, 2.0, 5, 1e-3, 1e-15)
+    theirs = _theirs(1.0, 2.0, 1e-3).self_compose(5, tail_mass_truncation=1e-15)
+    assert ours.get_epsilon_for_delta(1e-6) == theirs.get_epsilon_for_delta(1e-6)
+    for args in [(0.0, 1.0, 5, 1e-3, 1e-15), (0.1, 1.0, 0, 1e-3, 1e-15), (0.1, 1.0, 5, 1e-3, 0.0)]:
+        with pytest.raises(ValueError):
+            pp.poisson_pld(*args)

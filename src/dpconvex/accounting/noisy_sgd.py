@@ -288,13 +288,12 @@ def _unmet_shifted(e: NoisySGDEvent) -> list[str]:
 
 
 def _shifted_mu(e: NoisySGDEvent) -> float:
-    """Core-lemma μ, worst batch of the cycle (shuffled: see the derivation note), min with the closed form.
+    """Core-lemma μ, worst batch of the cycle (shuffled: see the derivation note), min with Thm 4.5.
 
     Both are valid bounds: the generic optimum over windows and weights
-    (:func:`.shifted_interpolation.worst_case_mu`, exact up to an upward truncation at c < 1) and the
-    NoisyCGD closed form (:func:`.shifted_interpolation.cgd_closed_form_mu`: Thm 4.5 = the exact τ = 0
-    optimum at c < 1, its c = 1 limit, and with D Bok et al.'s constrained form).  Taking the min makes
-    the bound ≤ bok-cgd wherever both apply.  μ ∝ 1/σ exactly.
+    (:func:`.shifted_interpolation.worst_case_mu`, exact up to an upward truncation at c < 1) and, at
+    c < 1, Bok et al.'s NoisyCGD Thm 4.5 (the exact τ = 0 window), so the bound is ≤ bok-cgd wherever
+    both apply.  Bok et al.'s constrained closed form is not taken (below).  μ ∝ 1/σ exactly.
     """
     c = e.contraction
     generic = si.worst_case_mu(si.batch_partition(e.n, e.batch_size), e.epochs, e.step_size, e.sensitivity,

@@ -7,8 +7,8 @@ The same dominating pair, discretisation and composition as
 
 in dp-accounting (which its ``PLDAccountant`` composes for a ``PoissonSampledDpEvent``), computed
 in a few NumPy operations instead of a Python call per grid point: a calibration evaluates it 1–5
-times per fit, and with dp-accounting's loops that cost more than training (about 50 ms per
-evaluation on UCI Adult, against 5 ms here).  Pure: imports nothing of ours.
+times per fit, and with dp-accounting's loops that cost more than training (about 4× faster per
+evaluation on UCI Adult-sized runs: 61 → 15 ms at q = 0.0039, z = 1.2, T = 768, Δ = 1e-3).  Pure: imports nothing of ours.
 
 Sources and derivation note.
 * The pair: one step is (1 − q)N(0, z²) + qN(−1, z²) against (1 − q)N(0, z²) + qN(1, z²), the
@@ -31,8 +31,10 @@ Sources and derivation note.
   functions computed as one matrix instead of 40 calls), and τ added to the mass at +∞ (the
   truncated mass counted as infinite loss, as ``DensePLDPmf.self_compose`` does).
 
-``tests/test_accounting_noisy_sgd.py`` checks the result against dp-accounting's own route and its
-``PLDAccountant`` on a grid (equal to 1e-9 relative).
+``tests/test_accounting_poisson_pld.py`` checks the result against dp-accounting's own route on a
+grid (ε within 1e-6 relative, measured ≤ 8e-8; the Chernoff window identical) and one step against
+quadrature; ``tests/test_accounting_noisy_sgd.py`` against its ``PLDAccountant``.  The Chernoff
+bound is eq. (5) of dp-accounting's supplementary "Privacy Loss Distributions" note (no arXiv id).
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ def single_step_probabilities(rate: float, noise_multiplier: float, discretizati
     epsilons = np.arange(lower, upper + 1) * discretization
     cutoffs = replace_one_inverse_privacy_loss(epsilons, rate, noise_multiplier)
     deltas = np.clip(loss.mu_upper_cdf(cutoffs) - np.exp(epsilons + loss.mu_lower_log_cdf(cutoffs)), 0.0, 1.0)
+    if deltas.size > 1 and np.diff(deltas).max() > 1e-12:  # dp-accounting's own check (_DELTA_DIFF_TOLERANCE)
+        raise ValueError("the hockey-stick divergence increases along the grid: numerical failure of the PLD.")
     deltas = np.minimum.accumulate(deltas)  # δ(ε) is non-increasing; rounding may break it by an ulp
     if deltas.size == 1:
         return lower, np.array([1.0 - deltas[0]]), float(deltas[0])
@@ -107,6 +111,8 @@ def poisson_pld(rate: float, noise_multiplier: float, steps: int, discretization
     Returns a dp-accounting ``PrivacyLossDistribution``: its ``get_epsilon_for_delta`` and
     ``get_delta_for_epsilon`` are dp-accounting's own.  q = 1 takes dp-accounting's route.
     """
+    if not (0.0 < rate <= 1.0 and steps >= 1 and truncation > 0.0):
+        raise ValueError(f"need 0 < rate <= 1, steps >= 1 and truncation > 0; got {rate!r}, {steps!r}, {truncation!r}.")
     if rate >= 1.0:
         single = privacy_loss_distribution.from_gaussian_mechanism(
             standard_deviation=noise_multiplier, value_discretization_interval=discretization,
