@@ -44,11 +44,12 @@ def out(tmp_path_factory):
         bench.run_adult_benchmark(out_dir=out, task="logistic", epsilons=(0.1, 2.0), repeats=1, methods=METHODS,
                                   baselines=BASELINES, oracle_epsilons=(0.1,), sizes=(300, 600), synthetic=None,
                                   speed_epsilons=(0.5, 2.0), speed_replications=(1, 2), tuned_grid=TUNED_GRID,
-                                  progress=False)
+                                  replicates=2, progress=False)
         # --no-timing (sizes=(), synthetic=None) skips the speed table unless it is asked for explicitly.
         bench.run_adult_benchmark(out_dir=out, task="svm", epsilons=(0.05, 2.0), repeats=1, methods=("noisy_gd",),
                                   baselines=("nonprivate", "sgd_ma"), oracle_epsilons=(), sizes=(), synthetic=None,
-                                  speed_epsilons=(2.0,), speed_replications=(1,), tuned=False, progress=False)
+                                  speed_epsilons=(2.0,), speed_replications=(1,), tuned=False, replicates=0,
+                                  progress=False)
     finally:
         patch.undo()
     return out
@@ -255,6 +256,20 @@ def test_headline_references_are_printed_where_the_report_shows_them(out):
             assert cells[3].endswith("(met)") == (float(cells[1]) >= best["replace_one"])
 
 
+def test_replicated_headline_runs_at_the_headline_epsilons(out):
+    frame = pd.read_csv(out / "bench_replicates_logistic.csv")
+    # 5 folds × the headline's ε of the run (0.1) × 5 entries × 2 seeds; the tuned entries refit the tuned CSV's winners.
+    assert len(frame) == 5 * 1 * 5 * 2 and set(frame["epsilon"]) == {0.1} and set(frame["replicate"]) == {0, 1}
+    tuned = pd.read_csv(out / bench_report.TUNED_CSV.format(task="logistic"))
+    best = bench_report.tuned_best(tuned)
+    for relation, label in (("replace_one", "replace-one"), ("add_remove", "add/remove")):
+        winner = best[best["relation"] == relation]["config"].item()
+        assert set(frame[frame["entry"] == f"tuned DP-SGD, {label}"]["config"]) == {winner}
+    assert not (out / "bench_replicates_svm.csv").exists()  # replicates=0
+    text = (out / "BENCHMARKS.md").read_text(encoding="utf-8")
+    assert text.count("### Headline replicated: fresh noise seeds") == 1
+
+
 def test_tuned_section_runs_on_the_benchmark_folds(out):
     tuned = pd.read_csv(out / bench_report.TUNED_CSV.format(task="logistic"))
     # 5 folds × 1 headline ε of the run (0.1; 2.0 is not a headline ε) × 2 relations × 2 grid points.
@@ -298,6 +313,8 @@ def test_quick_mode_on_adult(tmp_path, capsys):
     assert (available["time_ratio"] > 0).all()
     tuned = pd.read_csv(tmp_path / bench_report.TUNED_CSV.format(task="logistic"))  # 2 folds × 2 ε × 2 × 2
     assert len(tuned) == 16 and set(tuned["epsilon"]) == {0.05, 0.2} and set(tuned["fold"]) == {0, 1}
+    replicated = pd.read_csv(tmp_path / "bench_replicates_logistic.csv")  # 2 folds × 2 ε × 5 entries × 1 seed
+    assert len(replicated) == 20 and set(replicated["replicate"]) == {0}
     speed = pd.read_csv(tmp_path / "bench_default_speed.csv")  # the quick mode's single cell
     assert len(speed) == 1 and speed["task"].tolist() == ["logistic"] and (speed["time_ratio"] > 0).all()
     text = (tmp_path / "BENCHMARKS.md").read_text(encoding="utf-8")

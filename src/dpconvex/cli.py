@@ -454,6 +454,9 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-tuned", action="store_true",
                    help="skip the tuned DP-SGD section (not private: grid point chosen on the test folds; the "
                         "headline's same-run DP-SGD references; a previous bench_tuned_<task>.csv is kept)")
+    p.add_argument("--replicates", type=int, default=None,
+                   help="fresh noise seeds per fold of the replicated headline (default 8, 1 with --quick; 0 skips "
+                        "it and keeps a previous bench_replicates_<task>.csv)")
     p.add_argument("--out", default="docs", help="directory for BENCHMARKS.md, the CSVs and the PNGs")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resume", action="store_true",
@@ -476,7 +479,7 @@ def _run_bench(args: argparse.Namespace) -> dict:
         options["speed_replications"] = args.speed_replications
     return run_adult_benchmark(out_dir=args.out, task=args.task, epsilons=args.epsilons, repeats=args.repeats,
                                methods=args.methods, baselines=args.baselines, quick=args.quick, seed=args.seed,
-                               tuned=not args.no_tuned, resume=args.resume, **options)
+                               tuned=not args.no_tuned, replicates=args.replicates, resume=args.resume, **options)
 
 
 def build_parser() -> argparse.ArgumentParser:

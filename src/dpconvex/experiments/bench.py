@@ -17,7 +17,9 @@ keeps the value best on the test folds — labelled as not private.  Records go 
 ``bench_adult_<task>.csv``; the default estimator's fit time on Adult and on Adult ×10 against
 scikit-learn goes to ``bench_default_speed.csv`` (:func:`.bench_scaling.run_default_speed`); DP-SGD
 tuned on the test folds under both neighbouring relations (:mod:`.bench_tuned`, not private: the
-headline's same-run reference) goes to ``bench_tuned_<task>.csv``;
+headline's same-run reference) goes to ``bench_tuned_<task>.csv``; the headline replicated on fresh
+noise seeds (:mod:`.bench_replicates`: the default, tuned DP-SGD at its chosen grid point and DP-SGD
+with its defaults, several seeds per fold) goes to ``bench_replicates_<task>.csv``;
 :mod:`.bench_report` renders ``BENCHMARKS.md`` and the plots from every CSV present, so
 ``--task svm`` updates only its part.  The seeds make the benchmark reproducible; a release must use
 ``random_state=None``.
@@ -270,6 +272,7 @@ def run_adult_benchmark(
     default: bool = True,
     tuned: bool = True,
     tuned_grid: Sequence[Mapping[str, float]] | None = None,
+    replicates: int | None = None,
     quick: bool = False,
     seed: int = 0,
     delta: float = 1e-8,
@@ -300,9 +303,15 @@ def run_adult_benchmark(
         ``bench_tuned_<task>.csv``; False (``--no-tuned``) keeps a previous CSV, if any.
     tuned_grid : grid points of that section; None: :data:`.bench_tuned.TUNED_GRID`, or
         :data:`.bench_tuned.QUICK_GRID` with ``quick``.
+    replicates : int, optional
+        Fresh noise seeds per fold of the replicated headline (:func:`.bench_replicates.run_replicates`:
+        the default, tuned DP-SGD at the grid point of ``bench_tuned_<task>.csv`` and DP-SGD with its
+        defaults, at the headline's ε of ``epsilons``), written to ``bench_replicates_<task>.csv``.
+        None: :data:`.bench_replicates.REPLICATE_SEEDS`, or 1 with ``quick``; 0 skips it (a previous
+        CSV is kept).
     quick : bool
         Override the grid with :data:`QUICK` (CI: two ε, two of the five folds, no oracle, small
-        timings, one speed cell for the first task, a two-point tuned DP-SGD grid).
+        timings, one speed cell for the first task, a two-point tuned DP-SGD grid, one replicate).
     seed : int
         Seeds the folds and every fit (reproducibility of the benchmark only).
     resume : bool
@@ -335,7 +344,12 @@ def run_adult_benchmark(
         if sizes is None:
             sizes, synthetic = QUICK["sizes"], QUICK["synthetic"]
     sizes = ADULT_SIZES if sizes is None else sizes
-    from . import bench_tuned  # here: bench_tuned imports this module (cv_folds, the seeds and the scores)
+    if replicates is not None and not (isinstance(replicates, (int, np.integer)) and replicates >= 0):
+        raise ValueError(f"replicates must be an integer >= 0; got replicates={replicates!r}.")
+    from . import bench_replicates, bench_tuned  # here: both import this module (cv_folds, the seeds and the scores)
+
+    if replicates is None:
+        replicates = 1 if quick else bench_replicates.REPLICATE_SEEDS
 
     start = time.perf_counter()
     out = pathlib.Path(out_dir)
@@ -361,6 +375,13 @@ def run_adult_benchmark(
             bench_tuned.run_tuned_dpsgd(name, X, y, epsilons=tuned_epsilons, grid=grid, delta=delta, seed=seed,
                                         folds=folds, progress=progress).to_csv(
                 out / bench_report.TUNED_CSV.format(task=name), index=False)
+        headline_epsilons = [eps for eps in epsilons if eps in bench_report.HEADLINE_EPSILONS]
+        if replicates and headline_epsilons:
+            tuned_path = out / bench_report.TUNED_CSV.format(task=name)
+            bench_replicates.run_replicates(
+                name, X, y, pd.read_csv(tuned_path) if tuned_path.exists() else None, epsilons=headline_epsilons,
+                seeds=replicates, delta=delta, seed=seed, folds=folds, progress=progress).to_csv(
+                out / bench_replicates.REPLICATES_CSV.format(task=name), index=False)
     if sizes or synthetic is not None:
         pd.DataFrame(run_scaling(sizes, synthetic, seed=seed, progress=progress)).to_csv(out / "bench_scaling.csv",
                                                                                      index=False)

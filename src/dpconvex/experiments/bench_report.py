@@ -260,7 +260,8 @@ def _tuned_section(tuned: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _task_section(task: str, frame: pd.DataFrame, out: pathlib.Path, tuned: pd.DataFrame | None = None) -> list[str]:
+def _task_section(task: str, frame: pd.DataFrame, out: pathlib.Path, tuned: pd.DataFrame | None = None,
+                  replicated: list[str] = ()) -> list[str]:
     default, oracle = frame[frame["kind"] == "default"], frame[frame["kind"] == "oracle"]
     folds = frame["fold"].nunique()
     per_method = default.groupby("method")["fold"].nunique()
@@ -301,6 +302,7 @@ def _task_section(task: str, frame: pd.DataFrame, out: pathlib.Path, tuned: pd.D
                      f"{', '.join(sorted(group['bound'].astype(str).unique()))} | "
                      f"{'–' if np.isnan(ratio) else f'{ratio:.4f}'} | {notes} |")
     lines += _headline_section(task, frame, tuned)
+    lines += replicated
     if tuned is not None:
         lines += _tuned_section(tuned)
     if len(oracle):
@@ -461,10 +463,13 @@ def render_markdown(out: pathlib.Path, *, command: str, run_time_s: float, delta
              "as unavailable when it cannot be imported or fitted). Seeds make the benchmark reproducible; "
              "releases must use `random_state=None`. CSVs: " + ", ".join(f"`{p.name}`" for p in
                                                                        sorted(out.glob("bench_*.csv"))) + ".", ""]
+    from .bench_replicates import REPLICATES_CSV, replicates_section  # here: it imports this module
+
     for path in sorted(out.glob("bench_adult_*.csv")):
         task = path.stem.removeprefix("bench_adult_")
-        tuned = out / TUNED_CSV.format(task=task)
-        lines += _task_section(task, pd.read_csv(path), out, pd.read_csv(tuned) if tuned.exists() else None)
+        tuned, replicates = out / TUNED_CSV.format(task=task), out / REPLICATES_CSV.format(task=task)
+        lines += _task_section(task, pd.read_csv(path), out, pd.read_csv(tuned) if tuned.exists() else None,
+                               replicates_section(task, pd.read_csv(replicates)) if replicates.exists() else [])
     speed = out / "bench_default_speed.csv"
     if speed.exists():
         lines += _speed_section(pd.read_csv(speed))
