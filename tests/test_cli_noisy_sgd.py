@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from dpconvex.accounting import gdp
 from dpconvex.accounting import noisy_sgd as acc
+from dpconvex.accounting import ye_shokri as ys
 from dpconvex.cli import main
 
 REFERENCE = ["--n", "48842", "--batch-size", "256", "--epochs", "5", "--step-size", "0.5", "--lipschitz", "1",
@@ -57,6 +59,35 @@ def test_account_calibrates_sigma_without_overshooting(capsys):
     # bok-cgd is GDP: σ* = μ(σ = 1)/μ(ε, δ) in closed form.
     expected = acc.gdp_mu(_event("cyclic", 1.0), "bok-cgd") / gdp.gdp_mu(1.0, 1e-8)
     assert payload["sigma"] == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("batching", acc.BATCHINGS)
+def test_shuffled_runs_report_ye_shokri_beside_the_certificate_never_in_it(capsys, batching):
+    code, out = run(capsys, "account", "noisy-sgd", *REFERENCE, "--batching", batching, "--sigma", "10.3",
+                    "--delta", "1e-8", "--json")
+    payload, event = json.loads(out.out), _event(batching, 10.3)
+    assert code == 0 and "ye-shokri" not in payload["candidates"]
+    assert payload["epsilon"] == acc.account(event, 1e-8).epsilon
+    if batching != "shuffled":
+        assert "comparison" not in payload
+        return
+    comparison = payload["comparison"]
+    assert comparison["ye_shokri_epsilon"] == ys.ye_shokri_epsilon(event, 1e-8).epsilon
+    assert comparison["ye_shokri_epsilon_improved_conversion"] < comparison["ye_shokri_epsilon"]
+    assert comparison["note"].startswith("not a certificate")
+
+
+def test_ye_shokri_comparison_at_an_order_and_when_its_conditions_fail(capsys):
+    code, out = run(capsys, "account", "noisy-sgd", *REFERENCE, "--batching", "shuffled", "--sigma", "10.3",
+                    "--order", "8", "--json")
+    assert json.loads(out.out)["comparison"]["ye_shokri_rdp"] == ys.event_rdp(_event("shuffled", 10.3), [8.0])[0]
+    merely_convex = [arg if arg != "0.001" else "0" for arg in REFERENCE]
+    code, out = run(capsys, "account", "noisy-sgd", *merely_convex, "--batching", "shuffled", "--sigma", "10.3",
+                    "--delta", "1e-8", "--json")
+    comparison = json.loads(out.out)["comparison"]
+    assert code == 0 and comparison["ye_shokri_epsilon"] is None
+    assert comparison["not_applicable"] == [ys.unmet_conditions(dataclasses.replace(
+        _event("shuffled", 10.3), strong_convexity=0.0))[0]]
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -1,7 +1,8 @@
 """The ``dpconvex`` command: a thin layer over the public Python API.
 
 Subcommands: ``train``, ``account langevin``, ``account output-perturbation``, ``account pnsgd``,
-``reproduce langevin``, ``reproduce contraction``, ``bench adult``, ``audit``.
+``account sco``, ``account noisy-sgd`` (:mod:`.cli_account`), ``reproduce langevin``,
+``reproduce contraction``, ``bench adult``, ``audit`` and ``soundness`` (:mod:`.cli_audit`).
 Run ``dpconvex COMMAND --help`` for the options.
 """
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from .accounting import noisy_gd as accountant
 from .accounting.rdp import CONVERSIONS
+from .cli_account import add_account_noisy_sgd
 from .cli_audit import add_audit, add_soundness
 from .mechanisms import METHOD_ADVICE, METHODS
 
@@ -78,7 +80,7 @@ def _add_account(sub: argparse._SubParsersAction) -> None:
     _add_account_output_perturbation(families)
     _add_account_pnsgd(families)
     _add_account_sco(families)
-    _add_account_noisy_sgd(families)
+    add_account_noisy_sgd(families)
 
 
 def _run_account_langevin(args: argparse.Namespace) -> dict:
@@ -263,73 +265,6 @@ def _run_account_sco(args: argparse.Namespace) -> dict:
             "note": "epsilon is certified (single-use bound); epsilon_paper and epsilon_dp_accounting are the "
                     "composition numbers, reported only: their per-step argument ignores the hidden set of seen records",
             "steps": steps, "sensitivity": 2.0 * args.lipschitz, "theorem": result.theorem}
-
-
-# --------------------------------------------------------------------------- account noisy-sgd
-def _add_account_noisy_sgd(families: argparse._SubParsersAction) -> None:
-    from .accounting import noisy_sgd
-
-    p = families.add_parser("noisy-sgd", help="mini-batch noisy SGD, hidden iterates (composition; Bok et al. 2024)")
-    p.add_argument("--n", type=_positive_int, required=True, help="dataset size")
-    p.add_argument("--batch-size", type=_positive_int, required=True, help="b (Poisson: expected batch size)")
-    p.add_argument("--epochs", type=_positive_int, required=True, help="E; the run has E*ceil(n/b) steps")
-    p.add_argument("--batching", required=True, choices=list(noisy_sgd.BATCHINGS))
-    p.add_argument("--step-size", type=_positive_float, required=True, help="eta")
-    level = p.add_mutually_exclusive_group(required=True)
-    level.add_argument("--sigma", type=_positive_float, help="sd of the Gaussian noise on the per-example gradient SUM")
-    level.add_argument("--target-epsilon", type=_positive_float, help="with --delta: calibrate sigma (never overshooting)")
-    p.add_argument("--lipschitz", type=_positive_float, required=True,
-                   help="L: per-example gradient norm bound (clip norm); sensitivity 2L")
-    p.add_argument("--smoothness", type=float, default=float("inf"), help="M of every step objective")
-    p.add_argument("--strong-convexity", type=float, default=0.0, help="m of every step objective (lambda)")
-    p.add_argument("--diameter", type=_positive_float, help="D of the L2 ball the iterates are projected on")
-    p.add_argument("--bound", default="best", help=f"best or one of {sorted(noisy_sgd.BOUNDS)}")
-    target = p.add_mutually_exclusive_group(required=True)
-    target.add_argument("--order", type=float, help="print the RDP epsilon at this order (GDP bounds)")
-    target.add_argument("--delta", type=float, help="print (epsilon, delta)-DP at this delta")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(handler=_run_account_noisy_sgd)
-
-
-def _run_account_noisy_sgd(args: argparse.Namespace) -> dict:
-    from .accounting import noisy_sgd
-
-    event = noisy_sgd.NoisySGDEvent(
-        n=args.n, batch_size=args.batch_size, batching=args.batching, epochs=args.epochs, step_size=args.step_size,
-        sigma=args.sigma or 1.0, sensitivity=2.0 * args.lipschitz, strong_convexity=args.strong_convexity,
-        smoothness=args.smoothness, diameter=args.diameter,
-    )
-    names = noisy_sgd.applicable_bounds(event) if args.bound == "best" else [args.bound]
-    for name in names:  # refuses excluded or inapplicable bounds, with the reason
-        if unmet := noisy_sgd.unmet_conditions(event, name):
-            raise ValueError(f"bound {name!r} does not apply to this run; it needs: " + "; ".join(unmet) + ".")
-    if args.target_epsilon is not None:
-        if args.delta is None:
-            raise ValueError("--target-epsilon needs --delta.")
-        event = dataclasses.replace(event, sigma=noisy_sgd.calibrate_sigma(event, args.target_epsilon, args.delta,
-                                                                           bound=args.bound))
-    payload = {"sigma": event.sigma, "steps": event.steps, "sensitivity": event.sensitivity,
-               "noise_multiplier": event.sigma / args.lipschitz}
-    if args.order is not None:
-        if not args.order > 1:
-            raise ValueError(f"--order must be > 1; got {args.order}.")
-        # A mu-GDP bound is the pair N(0,1) vs N(mu,1), whose Renyi divergence is order * mu^2 / 2.
-        gdp_names = [name for name in names if name != "composition" or event.batching != "poisson"]
-        if not gdp_names:
-            raise ValueError("--order needs a GDP bound; the Poisson composition bound is a replace-one PLD "
-                             "(dp-accounting's RDP accountant has no replace-one Poisson event): use --delta.")
-        rdp = {name: args.order * noisy_sgd.gdp_mu(event, name) ** 2 / 2.0 for name in gdp_names}
-        winner = min(rdp, key=rdp.get)
-        return {"rdp": rdp[winner], "order": args.order, "bound": winner, "candidates": rdp,
-                "composition_rdp": rdp.get("composition"), **payload}
-    result = noisy_sgd.account(event, args.delta, bound=args.bound)
-    winner = noisy_sgd.BOUNDS[result.bound]
-    mu = noisy_sgd.gdp_mu(event, result.bound) if winner.mu is not None or event.batching != "poisson" else None
-    return {"epsilon": result.epsilon, "delta": result.delta, "bound": result.bound, "mu": mu,
-            "theorem": result.theorem, "composition_epsilon": noisy_sgd.composition_epsilon(event, args.delta),
-            "candidates": result.candidates, "notes": noisy_sgd.bound_notes(result, {
-                name: noisy_sgd.unmet_conditions(event, name) for name in noisy_sgd.BOUNDS}),
-            "assumptions": list(result.assumptions), **payload}
 
 
 # --------------------------------------------------------------------------- train

@@ -229,9 +229,13 @@ EXCLUDED: dict[str, str] = {
         "uses the NoisyCGD closed form only as an upper bound checked against that optimum."
     ),
     "ye-shokri": (
-        "Ye & Shokri 2022 (arXiv:2203.05363), shuffle-and-partition on strongly convex smooth losses "
-        "(valid only while the permutation stays secret): we could not obtain the theorem statement or "
-        "the authors' code to check its constants and conditions."
+        "Ye & Shokri 2022 (arXiv:2203.05363), shuffle-and-partition on strongly convex smooth losses, is "
+        "not a certificate here: its earlier-epochs term (the per-position bound at the mid-epoch position, "
+        "summed over epochs) is not a worst case over positions and could not be justified, and it needs a "
+        "fresh secret permutation every epoch (our shuffled runs keep one partition, and no certificate "
+        "relies on secrecy).  It is available as a comparison number only: accounting.ye_shokri (the "
+        "authors' code, dp_dynamics dp_utils.py at 84a5cf9), reported by 'dpconvex account noisy-sgd' "
+        "for shuffled runs."
     ),
     "altschuler-talwar": (
         "Altschuler & Talwar 2022 (arXiv:2205.13710), convex losses on a bounded domain: the main "
