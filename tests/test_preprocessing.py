@@ -240,6 +240,7 @@ def test_schema_options_round_trip_through_json(tmp_path) -> None:
     ({"numeric_fill": {"n": 9}}, r"numeric_fill.*'n'.*\(0.0, 5.0\)"),
     ({"numeric_fill": {"c": 1}}, r"numeric_fill.*'c'.*not a numerical column"),
     ({"missing_values": ("", "a")}, r"\['a'\] of column 'c' are also missing_values"),
+    ({"missing_values": "NA"}, r"missing_values must be a list of strings, e.g. \['NA'\]"),
     ({"other_slot": "yes"}, "other_slot must be True or False"),
     ({"categorical": {"c": ("a", "<missing/other>")}, "other_slot": True}, r"same name: \['c=<missing/other>'\]"),
     ({"positive_label": None}, "target and positive_label must both be given"),

@@ -110,6 +110,9 @@ class TabularSchema:
     def __post_init__(self) -> None:
         categorical = {str(c): tuple(str(v) for v in cats) for c, cats in self.categorical.items()}
         numerical = {str(c): (float(b[0]), float(b[1])) for c, b in self.numerical.items()}
+        if isinstance(self.missing_values, str):
+            raise ValueError(f"missing_values must be a list of strings, e.g. [{self.missing_values!r}]; "
+                             f"got the string {self.missing_values!r}")
         markers = tuple(dict.fromkeys(str(value).strip() for value in self.missing_values))
         fill = {str(c): float(v) for c, v in self.numeric_fill.items()}
         for column, cats in categorical.items():
@@ -195,7 +198,7 @@ class TabularSchema:
             categorical=dict(spec.get("categorical", {})),
             numerical=dict(spec.get("numerical", {})),
             data_dependent=spec.get("data_dependent", False),
-            missing_values=tuple(spec.get("missing_values", DEFAULT_MISSING_VALUES)),
+            missing_values=spec.get("missing_values", DEFAULT_MISSING_VALUES),
             other_slot=spec.get("other_slot", False),
             numeric_fill=dict(spec.get("numeric_fill", {})),
         )
