@@ -16,13 +16,16 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
+from sklearn.pipeline import make_pipeline
 
 from dpconvex.certificate import NO_GUARANTEE, PrivacyCertificate
 from dpconvex.cli import main
 from dpconvex.estimators import (PrivateHuberSVC, PrivateLADRegressor, PrivateLinearSVC, PrivateLogisticRegression,
                                  PrivateRidge)
 from dpconvex.exceptions import DataDependentPreprocessingWarning, PrivacyLeakWarning
+from dpconvex.preprocessing import PublicSchemaTransformer
 
 ROWS = 200
 SCHEMA = {
@@ -107,6 +110,14 @@ def _schema_says_data_dependent(tmp_path, capsys):
     return _cli(["--csv", str(_write_csv(tmp_path)), "--schema", str(schema)], capsys)
 
 
+def _transformer_from_dataframe(tmp_path, capsys):
+    frame = pd.read_csv(_write_csv(tmp_path))
+    transformer = PublicSchemaTransformer.from_dataframe(frame, target="label", allow_data_dependent=True)
+    model = make_pipeline(transformer, PrivateLogisticRegression(classes=["no", "yes"], random_state=0))
+    report = transformer.certify(model.fit(frame, frame["label"])[-1].privacy_report_)
+    return report.epsilon, list(report.notes)
+
+
 def _from_data(cls):
     def run(tmp_path, capsys):
         return _fit(cls, data_norm="from_data", **({"classes": ["neg", "pos"]} if cls in CLASSIFIERS else {}))
@@ -128,6 +139,8 @@ VOIDING = [
     ("cli-csv-without-schema-positive-inferred", _csv_without_schema_or_positive, DataDependentPreprocessingWarning,
      "the category sets, numeric bounds and positive label were read from the private data"),
     ("cli-schema-data-dependent-true", _schema_says_data_dependent, DataDependentPreprocessingWarning,
+     'the schema says "data_dependent": true'),
+    ("PublicSchemaTransformer.from_dataframe", _transformer_from_dataframe, DataDependentPreprocessingWarning,
      'the schema says "data_dependent": true'),
     *[(f"{cls.__name__}-data_norm=from_data", _from_data(cls), PrivacyLeakWarning,
        "data_norm='from_data' read the norm bound from the private data") for cls in (*CLASSIFIERS, *REGRESSORS)],

@@ -8,6 +8,7 @@ from .certificate import PrivacyCertificate
 from .estimators import (PrivateHuberSVC, PrivateLADRegressor, PrivateLinearSVC, PrivateLogisticRegression,
                          PrivateRidge)
 from .exceptions import DataDependentPreprocessingWarning, PrivacyLeakWarning
+from .preprocessing import PublicSchemaTransformer
 
 __version__ = "0.1.0"
 
@@ -18,6 +19,7 @@ __all__ = [
     "PrivateRidge",
     "PrivateLinearSVC",
     "PrivateLADRegressor",
+    "PublicSchemaTransformer",
     "PrivacyLeakWarning",
     "DataDependentPreprocessingWarning",
     "__version__",

@@ -427,11 +427,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status (2 for invalid input, with the message on stderr)."""
+    """Entry point; returns the exit status (2 for invalid input or an unreadable file, with the message on stderr)."""
     args = build_parser().parse_args(argv)
     try:
         payload = args.handler(args)
-    except ValueError as error:
+    except (ValueError, OSError) as error:
         print(f"dpconvex: error: {error}", file=sys.stderr)
         return 2
     if payload:

@@ -10,21 +10,15 @@ from sklearn.model_selection import train_test_split
 from dpconvex.exceptions import DataDependentPreprocessingWarning
 
 from .adult import load_adult
-from .tabular import TabularSchema, preprocess, read_csv
+from .tabular import DATA_DEPENDENT_SCHEMA_REASON, TabularSchema, preprocess, read_csv
 
-__all__ = ["DECLARED_DATA_DEPENDENT_REASON", "HELD_OUT_NOTE", "INFERRED_SCHEMA_REASON", "load_train_test"]
+__all__ = ["HELD_OUT_NOTE", "INFERRED_SCHEMA_REASON", "load_train_test"]
 
 #: Why training on a CSV read without a schema has no guarantee (``{what}``: what was read).
 INFERRED_SCHEMA_REASON = (
     "no schema was given, so {what} were read from the "
     "private data (a minimum, maximum or category can hinge on one record); declare them in a "
     "schema file (--schema) to keep the guarantee"
-)
-
-#: Why training with a schema that says ``"data_dependent": true`` has no guarantee.
-DECLARED_DATA_DEPENDENT_REASON = (
-    'the schema says "data_dependent": true, i.e. its category sets or numeric bounds were read '
-    "from the private data; declare them without looking at that data to keep the guarantee"
 )
 
 
@@ -50,7 +44,8 @@ def load_train_test(
     :class:`~dpconvex.datasets.TabularSchema`) or, without one, by a schema inferred from the
     data.  ``reasons`` says why a model trained on the result has no differential-privacy
     guarantee, for :meth:`~dpconvex.certificate.PrivacyCertificate.without_guarantee`:
-    :data:`INFERRED_SCHEMA_REASON` without a schema, :data:`DECLARED_DATA_DEPENDENT_REASON`
+    :data:`INFERRED_SCHEMA_REASON` without a schema,
+    :data:`~dpconvex.datasets.tabular.DATA_DEPENDENT_SCHEMA_REASON`
     (with a :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`) for a schema that
     says ``"data_dependent": true``; empty otherwise.
 
@@ -74,8 +69,8 @@ def load_train_test(
                 else "the category sets and numeric bounds")
         reasons = (INFERRED_SCHEMA_REASON.format(what=what),)
     elif declared.data_dependent:
-        warnings.warn(DECLARED_DATA_DEPENDENT_REASON, DataDependentPreprocessingWarning, stacklevel=2)
-        reasons = (DECLARED_DATA_DEPENDENT_REASON,)
+        warnings.warn(DATA_DEPENDENT_SCHEMA_REASON, DataDependentPreprocessingWarning, stacklevel=2)
+        reasons = (DATA_DEPENDENT_SCHEMA_REASON,)
     else:
         reasons = ()
     frame, used = read_csv(csv, schema=declared, target=target, positive_label=positive)

@@ -7,25 +7,39 @@ record to its feature vector does not depend on the other records, so the prepro
 no privacy. A schema *inferred* from the private data (:meth:`TabularSchema.infer`) breaks
 this, and is flagged with ``data_dependent=True`` and a
 :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`; a model trained on its output
-has no differential-privacy guarantee (ε = inf).
+has no differential-privacy guarantee (ε = inf). The feature map itself is
+:func:`~dpconvex.datasets.encoding.encode`, shared with
+:class:`~dpconvex.preprocessing.PublicSchemaTransformer`.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
 import warnings
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dpconvex.exceptions import DataDependentPreprocessingWarning, PrivacyLeakWarning
+from dpconvex.datasets.encoding import encode, feature_names, numbers, require_columns, text_cells
+from dpconvex.exceptions import DataDependentPreprocessingWarning
 
-__all__ = ["TabularSchema", "preprocess", "feature_names", "read_csv"]
+__all__ = ["DATA_DEPENDENT_SCHEMA_REASON", "TabularSchema", "preprocess", "feature_names", "read_csv"]
+
+#: Why a model trained on data encoded with a ``data_dependent`` schema has no guarantee.
+DATA_DEPENDENT_SCHEMA_REASON = (
+    'the schema says "data_dependent": true, i.e. its category sets or numeric bounds were read '
+    "from the private data; declare them without looking at that data to keep the guarantee"
+)
+
+#: Cell texts that mean "missing" unless a schema says otherwise: the empty cell only.
+DEFAULT_MISSING_VALUES: tuple[str, ...] = ("",)
 
 
 @dataclass(frozen=True)
@@ -34,10 +48,13 @@ class TabularSchema:
 
     Parameters
     ----------
-    target : str
-        Name of the label column.
-    positive_label : str
+    target : str or None
+        Name of the label column; None for a schema of the features only (as built by
+        :meth:`~dpconvex.preprocessing.PublicSchemaTransformer.from_dataframe`), which
+        :func:`preprocess` refuses.
+    positive_label : str or None
         Value of ``target`` mapped to +1; every other value is mapped to -1 (one-vs-rest).
+        None exactly when ``target`` is None.
     categorical : dict[str, tuple[str, ...]]
         Categorical column -> its categories, in the order of the one-hot block.
     numerical : dict[str, tuple[float, float]]
@@ -45,6 +62,20 @@ class TabularSchema:
     data_dependent : bool, default False
         True when any part of the schema was read from the (private) data; training on data
         encoded with such a schema has no differential-privacy guarantee (ε = inf).
+    missing_values : tuple of str, default ("",)
+        Cell texts that mean "missing" in every column (compared after stripping whitespace;
+        NaN/None cells are always missing). Only the empty cell by default: ``NA``, ``None``,
+        ``null`` or ``?`` are ordinary values (categories) unless listed here. May not
+        overlap a column's categories.
+    other_slot : bool, default False
+        Give every categorical column one extra feature ``"column=<missing/other>"``, last in
+        its block: a missing cell, or a value not among the declared categories (counted in a
+        :class:`~dpconvex.exceptions.PrivacyLeakWarning`), is encoded there. Without it such
+        cells raise ``ValueError`` naming the column.
+    numeric_fill : dict[str, float], default {}
+        Numerical column -> value (within its bounds) taken by its missing cells; each such
+        column also gets the indicator feature ``"column=<missing>"`` (1 where the cell was
+        missing), right after it. Missing cells of other numerical columns raise ``ValueError``.
 
     Notes
     -----
@@ -53,27 +84,48 @@ class TabularSchema:
         {"target": "income", "positive_label": ">50K",
          "categorical": {"sex": ["Female", "Male"], ...},
          "numerical": {"age": [17, 90], ...},
+         "missing_values": [""],
+         "other_slot": false,
+         "numeric_fill": {"age": 17},
          "data_dependent": false}
 
-    ``"data_dependent"`` is optional (default ``false``); ``"categorical"`` and ``"numerical"``
-    may be empty objects. Category values are strings; categorical cells are compared as
-    whitespace-stripped strings. Treat the dictionaries as read-only.
+    Every key but ``"target"`` and ``"positive_label"`` is optional, with the defaults above
+    (``"target"`` and ``"positive_label"`` may be ``null`` for a features-only schema);
+    ``"categorical"``, ``"numerical"`` and ``"numeric_fill"`` may be empty objects. Category
+    values are strings; categorical cells are compared as whitespace-stripped strings. The
+    defaults keep the feature map of a schema without these keys as it was (UCI Adult, whose
+    missing-value marker ``"?"`` is a declared category, is unchanged). Treat the dictionaries
+    as read-only.
     """
 
-    target: str
-    positive_label: str
+    target: str | None
+    positive_label: str | None
     categorical: dict[str, tuple[str, ...]]
     numerical: dict[str, tuple[float, float]]
     data_dependent: bool = False
+    missing_values: tuple[str, ...] = DEFAULT_MISSING_VALUES
+    other_slot: bool = False
+    numeric_fill: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         categorical = {str(c): tuple(str(v) for v in cats) for c, cats in self.categorical.items()}
         numerical = {str(c): (float(b[0]), float(b[1])) for c, b in self.numerical.items()}
+        if isinstance(self.missing_values, str):
+            raise ValueError(f"missing_values must be a list of strings, e.g. [{self.missing_values!r}]; "
+                             f"got the string {self.missing_values!r}")
+        markers = tuple(dict.fromkeys(str(value).strip() for value in self.missing_values))
+        fill = {str(c): float(v) for c, v in self.numeric_fill.items()}
         for column, cats in categorical.items():
             if not cats or len(set(cats)) != len(cats):
                 raise ValueError(
                     f"categorical column {column!r} needs a non-empty list of distinct "
                     f"categories, got {list(cats)}"
+                )
+            both = [cat for cat in cats if cat.strip() in markers]
+            if both:
+                raise ValueError(
+                    f"categories {both} of column {column!r} are also missing_values markers "
+                    f"{list(markers)}; remove them from one of the two lists"
                 )
         for column, (lower, upper) in numerical.items():
             if not (math.isfinite(lower) and math.isfinite(upper) and lower <= upper):
@@ -81,14 +133,36 @@ class TabularSchema:
                     f"numerical column {column!r} needs finite bounds lower <= upper, "
                     f"got ({lower}, {upper})"
                 )
+        for column, value in fill.items():
+            if column not in numerical or not numerical[column][0] <= value <= numerical[column][1]:
+                raise ValueError(
+                    f"numeric_fill declares {value} for column {column!r}; it must name a "
+                    "numerical column and lie within its bounds "
+                    f"{numerical.get(column, '(not a numerical column)')}"
+                )
         overlap = sorted(set(categorical) & set(numerical))
         if overlap:
             raise ValueError(f"columns declared both categorical and numerical: {overlap}")
         if self.target in categorical or self.target in numerical:
             raise ValueError(f"target column {self.target!r} is also declared as a feature")
-        object.__setattr__(self, "positive_label", str(self.positive_label))
+        if (self.target is None) != (self.positive_label is None):
+            raise ValueError(
+                "target and positive_label must both be given (a labelled schema) or both be "
+                f"None (features only); got target={self.target!r}, "
+                f"positive_label={self.positive_label!r}"
+            )
+        for name in ("data_dependent", "other_slot"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}")
+        if self.positive_label is not None:
+            object.__setattr__(self, "positive_label", str(self.positive_label))
         object.__setattr__(self, "categorical", categorical)
         object.__setattr__(self, "numerical", numerical)
+        object.__setattr__(self, "missing_values", markers)
+        object.__setattr__(self, "numeric_fill", fill)
+        clashes = sorted(name for name, count in Counter(feature_names(self)).items() if count > 1)
+        if clashes:
+            raise ValueError(f"the schema gives several features the same name: {clashes}; rename them")
 
     @property
     def columns(self) -> list[str]:
@@ -102,13 +176,17 @@ class TabularSchema:
             "positive_label": self.positive_label,
             "categorical": {c: list(cats) for c, cats in self.categorical.items()},
             "numerical": {c: list(bounds) for c, bounds in self.numerical.items()},
+            "missing_values": list(self.missing_values),
+            "other_slot": self.other_slot,
+            "numeric_fill": dict(self.numeric_fill),
             "data_dependent": self.data_dependent,
         }
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> TabularSchema:
         """Build a schema from the dictionary format described in the class docstring."""
-        keys = {"target", "positive_label", "categorical", "numerical", "data_dependent"}
+        keys = {"target", "positive_label", "categorical", "numerical", "missing_values", "other_slot",
+                "numeric_fill", "data_dependent"}
         if not {"target", "positive_label"} <= set(spec) <= keys:
             raise ValueError(
                 "schema needs the keys target and positive_label, and only keys among "
@@ -119,14 +197,21 @@ class TabularSchema:
             positive_label=spec["positive_label"],
             categorical=dict(spec.get("categorical", {})),
             numerical=dict(spec.get("numerical", {})),
-            data_dependent=bool(spec.get("data_dependent", False)),
+            data_dependent=spec.get("data_dependent", False),
+            missing_values=spec.get("missing_values", DEFAULT_MISSING_VALUES),
+            other_slot=spec.get("other_slot", False),
+            numeric_fill=dict(spec.get("numeric_fill", {})),
         )
 
     @classmethod
     def from_json(cls, path: str | os.PathLike[str]) -> TabularSchema:
         """Read a schema from a JSON file (format in the class docstring)."""
         with open(path, encoding="utf-8") as handle:
-            return cls.from_dict(json.load(handle))
+            try:
+                spec = json.load(handle)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"schema file {os.fspath(path)!r} is not valid JSON: {error}") from error
+        return cls.from_dict(spec)
 
     def to_json(self, path: str | os.PathLike[str]) -> None:
         """Write the schema to a JSON file (format in the class docstring)."""
@@ -136,13 +221,16 @@ class TabularSchema:
 
     @classmethod
     def infer(
-        cls, frame: pd.DataFrame, target: str, positive_label: str | None = None
+        cls, frame: pd.DataFrame, target: str | None = None, positive_label: str | None = None
     ) -> TabularSchema:
         """Read a schema from the data itself (then no differential-privacy guarantee holds).
 
         Every column except ``target`` is a feature: numeric (non-boolean) columns become
-        numerical with bounds ``(min, max)``, all others categorical with their sorted distinct
-        values. Emits :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning` and sets
+        numerical with bounds ``(min, max)`` and a fill at the lower bound (so a missing cell
+        scales to 0 and its indicator is 1), all others categorical with their sorted distinct
+        values and ``other_slot=True``; missing cells (NaN or empty) are left out of both. A
+        column whose every cell is missing is left out, with a warning. Emits
+        :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning` and sets
         ``data_dependent=True``. The minimum, maximum and category set of a column can each
         hinge on one record, so a model trained on data encoded this way has no guarantee:
         ``dpconvex train`` then reports ε = inf.
@@ -151,8 +239,8 @@ class TabularSchema:
         ----------
         frame : pandas.DataFrame
             The data.
-        target : str
-            Name of the label column.
+        target : str, optional
+            Name of the label column; None for a features-only schema.
         positive_label : str, optional
             Value of ``target`` mapped to +1. Required unless the target column has exactly two
             distinct values, in which case the one that sorts last (as a string) is chosen,
@@ -162,69 +250,84 @@ class TabularSchema:
         -------
         TabularSchema
         """
-        _require_columns(frame, [target])
-        labels = _as_strings(frame[target], target)
-        read = "" if positive_label is not None else "the positive label, "
-        if positive_label is None:
-            distinct = sorted(set(labels))
+        read = ""
+        if target is not None:
+            require_columns(frame, [target])
+        elif positive_label is not None:
+            raise ValueError(f"positive_label={positive_label!r} needs a target column")
+        if target is not None and positive_label is None:
+            distinct = sorted(set(_labels(frame[target], target, DEFAULT_MISSING_VALUES)))
             if len(distinct) != 2:
                 raise ValueError(
                     f"positive_label is required: target {target!r} has {len(distinct)} "
                     "distinct values, not 2"
                 )
-            positive_label = distinct[-1]
+            positive_label, read = distinct[-1], "the positive label, "
         categorical: dict[str, tuple[str, ...]] = {}
         numerical: dict[str, tuple[float, float]] = {}
-        for column in frame.columns:
-            if column == target:
+        empty: list[str] = []
+        for name, series in frame.items():
+            column = str(name)
+            if name == target:
                 continue
-            series = frame[column]
             if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
-                values = _as_floats(series, str(column))
-                numerical[str(column)] = (float(values.min()), float(values.max()))
+                values = numbers(series, column, DEFAULT_MISSING_VALUES)
+                if np.isnan(values).all():
+                    empty.append(column)
+                else:
+                    numerical[column] = (float(np.nanmin(values)), float(np.nanmax(values)))
             else:
-                categorical[str(column)] = tuple(sorted(set(_as_strings(series, str(column)))))
+                text, missing = text_cells(series, DEFAULT_MISSING_VALUES)
+                if missing.all():
+                    empty.append(column)
+                else:
+                    categorical[column] = tuple(sorted(set(text[~missing])))
+        left_out = f" Left out {empty}: every cell is missing." if empty else ""
         warnings.warn(
             f"TabularSchema.infer read {read}the category sets of {len(categorical)} "
             f"columns and the bounds of {len(numerical)} columns from the data; this "
             "preprocessing is NOT covered by any differential-privacy guarantee, so a model "
             "trained on its output has none (epsilon = inf). Declare the schema in advance "
-            "(TabularSchema.from_json) to avoid this.",
+            f"(TabularSchema.from_json) to avoid this.{left_out}",
             DataDependentPreprocessingWarning,
             stacklevel=2,
         )
-        return cls(target, positive_label, categorical, numerical, data_dependent=True)
+        fill = {column: lower for column, (lower, _) in numerical.items()}
+        return cls(target, positive_label, categorical, numerical, data_dependent=True,
+                   other_slot=True, numeric_fill=fill)
 
 
-def feature_names(schema: TabularSchema) -> list[str]:
-    """Names of the columns of ``preprocess``'s ``X``.
-
-    Numerical columns come first (named by column), then one block per categorical column
-    with one feature ``"column=category"`` per category, in schema order.
-    """
-    names = list(schema.numerical)
-    for column, cats in schema.categorical.items():
-        names.extend(f"{column}={cat}" for cat in cats)
-    return names
+def check_data_dependent(schema: TabularSchema, allow_data_dependent: bool) -> None:
+    """Refuse a ``data_dependent`` schema unless ``allow_data_dependent`` (ValueError saying why)."""
+    if schema.data_dependent and not allow_data_dependent:
+        raise ValueError(
+            "the schema is data_dependent (read from the private data), so no model trained on this "
+            "preprocessing has a differential-privacy guarantee; declare the schema, or pass "
+            "allow_data_dependent=True and void the certificate (PrivacyCertificate.without_guarantee, "
+            "or PublicSchemaTransformer.certify)"
+        )
 
 
 def preprocess(frame: pd.DataFrame, schema: TabularSchema, *,
                allow_data_dependent: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Encode a data frame as unit-norm feature rows and {-1, +1} labels.
 
-    Numerical columns are scaled to [0, 1] by ``(x - lower) / (upper - lower)`` (a column with
-    ``lower == upper`` maps to 0); values outside the declared bounds are clipped into [0, 1]
-    with a :class:`~dpconvex.exceptions.PrivacyLeakWarning` giving the count. Categorical
-    columns are one-hot encoded. Each row is then divided by its L2 norm (an all-zero row stays
-    zero). The label is +1 where ``target == schema.positive_label`` and -1 for every other
-    value (one-vs-rest). Columns of ``frame`` not in the schema are ignored.
+    The features are :func:`~dpconvex.datasets.encoding.encode`'s (the feature map of
+    :class:`~dpconvex.preprocessing.PublicSchemaTransformer`): numerical columns scaled to
+    [0, 1] by their declared bounds (out-of-bounds values clipped with a
+    :class:`~dpconvex.exceptions.PrivacyLeakWarning` giving the count; missing cells filled as
+    declared in ``schema.numeric_fill``), categorical columns one-hot encoded (missing and
+    undeclared values to the ``<missing/other>`` feature if ``schema.other_slot``), each row
+    then divided by its L2 norm (an all-zero row stays zero). The label is +1 where
+    ``target == schema.positive_label`` and -1 for every other value (one-vs-rest). Columns of
+    ``frame`` not in the schema are ignored.
 
     Parameters
     ----------
     frame : pandas.DataFrame
         The data; must contain the target and every feature column of ``schema``.
     schema : TabularSchema
-        Declared categories and bounds.
+        Declared categories and bounds, with a target.
     allow_data_dependent : bool, default False
         A schema with ``data_dependent=True`` (read from the private data, e.g. by
         :meth:`TabularSchema.infer`) is refused unless this is True: no model trained on its output
@@ -242,50 +345,20 @@ def preprocess(frame: pd.DataFrame, schema: TabularSchema, *,
     Raises
     ------
     ValueError
-        If a column is missing, a categorical value is not in the schema, or a value is
-        missing (NaN) or non-numeric in a numerical column; or the schema is data-dependent and
+        Naming the column and what to do, if a column is absent, the schema has no target, a
+        target cell is missing, or a feature cell cannot be encoded (see
+        :func:`~dpconvex.datasets.encoding.encode`); or if the schema is data-dependent and
         ``allow_data_dependent`` is False.
     """
-    if schema.data_dependent and not allow_data_dependent:
+    check_data_dependent(schema, allow_data_dependent)
+    if schema.target is None:
         raise ValueError(
-            "the schema is data_dependent (read from the private data), so no model trained on this "
-            "preprocessing has a differential-privacy guarantee; declare the schema, or pass "
-            "allow_data_dependent=True and void the certificate (PrivacyCertificate.without_guarantee)"
+            "the schema has no target (a features-only schema); give it target and positive_label "
+            "to preprocess labelled data, or encode the features with PublicSchemaTransformer"
         )
-    _require_columns(frame, [schema.target, *schema.columns])
-    n = len(frame)
-    blocks: list[np.ndarray] = []
-    clipped: dict[str, int] = {}
-    for column, (lower, upper) in schema.numerical.items():
-        values = _as_floats(frame[column], column)
-        scaled = (values - lower) / (upper - lower) if upper > lower else values - lower
-        outside = int(np.count_nonzero((scaled < 0.0) | (scaled > 1.0)))
-        if outside:
-            clipped[column] = outside
-        blocks.append(np.clip(scaled, 0.0, 1.0).reshape(n, 1))
-    for column, cats in schema.categorical.items():
-        values = _as_strings(frame[column], column)
-        codes = pd.Index(cats, dtype=object).get_indexer(values)
-        if np.any(codes < 0):
-            unknown = sorted(set(values[codes < 0]))
-            raise ValueError(
-                f"categorical column {column!r} has values not declared in the schema: "
-                f"{unknown}; add them to the schema's category list"
-            )
-        block = np.zeros((n, len(cats)))
-        block[np.arange(n), codes] = 1.0
-        blocks.append(block)
-    if clipped:
-        warnings.warn(
-            f"{sum(clipped.values())} numerical values lay outside their declared bounds and "
-            f"were clipped into [0, 1] (per column: {clipped})",
-            PrivacyLeakWarning,
-            stacklevel=2,
-        )
-    features = np.hstack(blocks) if blocks else np.zeros((n, 0))
-    norms = np.linalg.norm(features, axis=1, keepdims=True)
-    X = np.divide(features, norms, out=np.zeros_like(features), where=norms > 0)
-    labels = _as_strings(frame[schema.target], schema.target)
+    require_columns(frame, [schema.target, *schema.columns])
+    X = encode(frame, schema)
+    labels = _labels(frame[schema.target], schema.target, schema.missing_values)
     y = np.where(labels == schema.positive_label, 1, -1).astype(np.int64)
     return X, y
 
@@ -298,21 +371,39 @@ def read_csv(
 ) -> tuple[pd.DataFrame, TabularSchema]:
     """Read a CSV file (with a header row) and pair it with a schema.
 
-    The file is read with ``pandas.read_csv(path, skipinitialspace=True)``. With a ``schema``,
-    its categorical columns and target are read as strings (``"01234"`` stays ``"01234"``), and
-    ``target`` / ``positive_label`` may be given only if they agree with it. Without one, the
+    Every cell is read as text, so ``NA``, ``None``, ``null`` and ``N/A`` stay values
+    (categories) and ``"01234"`` stays ``"01234"``; only the schema's ``missing_values`` (by
+    default the empty cell) mean missing. The file may start with a UTF-8 byte-order mark; the
+    delimiter (``,``, ``;``, tab or ``|``) is detected from its start; fields may be quoted
+    (``"Smith, J."``); spaces after a delimiter are skipped. Numerical columns are then parsed
+    as floats (NaN where missing). With a ``schema``, its numerical columns are parsed, and
+    ``target`` / ``positive_label`` may be given only if they agree with it. Without one,
+    every column except ``target`` whose present cells are all numbers is parsed, and the
     schema is :meth:`TabularSchema.infer`-red from the file (data-dependent, with a
-    :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`) and ``target`` is required.
+    :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`); ``target`` is required.
 
     Returns
     -------
     frame : pandas.DataFrame
     schema : TabularSchema
+
+    Raises
+    ------
+    ValueError
+        If the file is not UTF-8 text or not a CSV table, a numerical column of the schema
+        has non-numeric values, or ``target`` / ``positive_label`` are missing or conflict
+        with the schema.
     """
     if schema is None:
         if target is None:
             raise ValueError("read_csv needs either a schema or a target column name")
-        frame = pd.read_csv(path, skipinitialspace=True)
+        frame = _read_text(path)
+        for column in frame.columns:
+            if column != target:
+                try:
+                    frame[column] = numbers(frame[column], str(column), DEFAULT_MISSING_VALUES)
+                except ValueError:  # some present cell is not a number: a categorical column
+                    pass
         return frame, TabularSchema.infer(frame, target, positive_label)
     for name, given, declared in [
         ("target", target, schema.target),
@@ -320,36 +411,39 @@ def read_csv(
     ]:
         if given is not None and given != declared:
             raise ValueError(f"{name}={given!r} conflicts with the schema's {declared!r}")
-    as_text = {column: str for column in [schema.target, *schema.categorical]}
-    frame = pd.read_csv(path, skipinitialspace=True, dtype=as_text)
+    frame = _read_text(path)
+    for column in schema.numerical:
+        if column in frame.columns:
+            frame[column] = numbers(frame[column], column, schema.missing_values)
     return frame, schema
 
 
-def _require_columns(frame: pd.DataFrame, columns: list[str]) -> None:
-    """Raise ValueError naming the ``columns`` absent from ``frame``."""
-    missing = [column for column in columns if column not in frame.columns]
-    if missing:
-        raise ValueError(f"data frame is missing columns: {missing}")
-
-
-def _as_strings(series: pd.Series, column: str) -> np.ndarray:
-    """Whitespace-stripped string values of ``series``; ValueError on missing values."""
-    if series.isna().any():
-        raise ValueError(
-            f"column {column!r} has {int(series.isna().sum())} missing values; fill them "
-            "(e.g. with '?') and declare that value as a category"
-        )
-    return np.array([str(value).strip() for value in series], dtype=object)
-
-
-def _as_floats(series: pd.Series, column: str) -> np.ndarray:
-    """Float values of a numerical column; ValueError on NaN or non-numeric values."""
+def _read_text(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Every cell of a CSV file as text; UTF-8 with or without BOM; delimiter detected."""
     try:
-        values = pd.to_numeric(series, errors="raise").to_numpy(dtype=np.float64)
-    except (ValueError, TypeError) as error:
-        raise ValueError(f"numerical column {column!r} has non-numeric values") from error
-    if np.isnan(values).any():
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            sample = handle.read(1 << 16)
+        try:
+            delimiter = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+        except csv.Error:  # e.g. a single column: nothing to detect
+            delimiter = ","
+        return pd.read_csv(path, sep=delimiter, dtype=str, keep_default_na=False,
+                           encoding="utf-8-sig", skipinitialspace=True)
+    except UnicodeDecodeError as error:
         raise ValueError(
-            f"numerical column {column!r} has {int(np.isnan(values).sum())} NaN values"
+            f"{os.fspath(path)!r} is not UTF-8 text (byte {error.start}: {error.reason}); "
+            "save it as UTF-8 (e.g. 'CSV UTF-8' in a spreadsheet program)"
+        ) from error
+
+
+def _labels(series: pd.Series, column: str, missing_values: tuple[str, ...]) -> np.ndarray:
+    """Whitespace-stripped label texts; ValueError naming the rows whose label is missing."""
+    text, missing = text_cells(series, missing_values)
+    if missing.any():
+        rows = list(series.index[missing][:5])
+        raise ValueError(
+            f"target column {column!r} has {int(missing.sum())} missing values (rows with index "
+            f"{rows}{', ...' if missing.sum() > 5 else ''}); a record without a label cannot be "
+            "trained on: remove those rows from the data, or give them a label"
         )
-    return values
+    return text

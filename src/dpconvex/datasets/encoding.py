@@ -1,0 +1,212 @@
+"""The feature map of a :class:`~dpconvex.datasets.tabular.TabularSchema`, record by record.
+
+One code path: :func:`~dpconvex.datasets.tabular.preprocess` (hence ``load_adult`` and
+``dpconvex train --csv``) and :class:`~dpconvex.preprocessing.PublicSchemaTransformer` both call
+:func:`encode`, and :func:`~dpconvex.datasets.tabular.read_csv` parses cells with the same
+:func:`text_cells` / :func:`numbers`. Every output row depends on its own record and the
+declared schema only, so the map costs no privacy.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from dpconvex.exceptions import PrivacyLeakWarning
+
+if TYPE_CHECKING:
+    from dpconvex.datasets.tabular import TabularSchema
+
+__all__ = ["OTHER_SLOT", "MISSING_INDICATOR", "encode", "feature_names", "numbers", "require_columns", "text_cells"]
+
+#: Suffix of the feature ``"column=<missing/other>"`` of a categorical column (``other_slot=True``).
+OTHER_SLOT = "<missing/other>"
+
+#: Suffix of the indicator feature ``"column=<missing>"`` of a numerical column with a declared fill.
+MISSING_INDICATOR = "<missing>"
+
+_EXAMPLES = 5  # how many offending values an error message lists
+
+
+def require_columns(frame: pd.DataFrame, columns: Sequence[str]) -> None:
+    """Raise ValueError naming the ``columns`` absent from ``frame``."""
+    missing = [column for column in columns if column not in frame.columns]
+    if missing:
+        raise ValueError(f"data frame is missing columns: {missing}")
+
+
+def text_cells(series: pd.Series, missing_values: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Whitespace-stripped text of every cell, and where a cell is missing.
+
+    A cell is missing when it is NaN/None, or when its stripped text is one of
+    ``missing_values`` (compared with the cell's text, e.g. ``""`` for an empty CSV cell).
+
+    Returns
+    -------
+    text : numpy.ndarray of str (object)
+    missing : numpy.ndarray of bool
+    """
+    text = np.array([str(value).strip() for value in series], dtype=object)
+    missing = series.isna().to_numpy(dtype=bool)
+    if missing_values:
+        missing = missing | np.isin(text, list(missing_values))
+    return text, missing
+
+
+def numbers(series: pd.Series, column: str, missing_values: Sequence[str]) -> np.ndarray:
+    """Float values of a numerical column, NaN where a cell is missing (see :func:`text_cells`).
+
+    Raises
+    ------
+    ValueError
+        Naming the column and some of its non-numeric values.
+    """
+    if pd.api.types.is_numeric_dtype(series):
+        return series.to_numpy(dtype=np.float64, na_value=np.nan)
+    text, missing = text_cells(series, missing_values)
+    values = np.full(len(text), np.nan)
+    values[~missing] = pd.to_numeric(pd.Series(text[~missing], dtype=object), errors="coerce")
+    bad = np.isnan(values) & ~missing
+    if bad.any():
+        raise ValueError(
+            f"numerical column {column!r} has {int(bad.sum())} non-numeric values "
+            f"(e.g. {sorted(set(text[bad]))[:_EXAMPLES]}); correct them, declare the column "
+            "categorical, or list such markers in the schema's missing_values"
+        )
+    return values
+
+
+def feature_names(schema: TabularSchema) -> list[str]:
+    """Names of the columns of :func:`encode`'s output, i.e. of ``preprocess``'s ``X``.
+
+    Numerical columns come first, each named by its column and followed, if it has a declared
+    fill, by its indicator ``"column=<missing>"``; then one block per categorical column with
+    one feature ``"column=category"`` per category in schema order and, with
+    ``schema.other_slot``, a last feature ``"column=<missing/other>"``.
+    """
+    names: list[str] = []
+    for column in schema.numerical:
+        names.append(column)
+        if column in schema.numeric_fill:
+            names.append(f"{column}={MISSING_INDICATOR}")
+    for column, cats in schema.categorical.items():
+        names.extend(f"{column}={cat}" for cat in cats)
+        if schema.other_slot:
+            names.append(f"{column}={OTHER_SLOT}")
+    return names
+
+
+def encode(frame: pd.DataFrame, schema: TabularSchema, row_norm: float = 1.0) -> np.ndarray:
+    """Encode the schema's feature columns of ``frame`` as rows of L2 norm ``row_norm`` (or zero).
+
+    Numerical columns: missing cells take the declared ``schema.numeric_fill`` value (and the
+    column's indicator feature is 1), values are clipped into the declared bounds (with a
+    :class:`~dpconvex.exceptions.PrivacyLeakWarning` giving the count) and scaled to [0, 1] by
+    ``(x - lower) / (upper - lower)`` (a column with ``lower == upper`` maps to 0). Categorical
+    columns are one-hot encoded; with ``schema.other_slot`` a missing cell, or a value not
+    among the declared categories (with a ``PrivacyLeakWarning`` giving the count per column),
+    goes to the column's ``<missing/other>`` feature. Each row is then scaled to L2 norm
+    ``row_norm``; an all-zero row stays zero. Columns of ``frame`` not in the schema are ignored.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Must contain every feature column of ``schema``.
+    schema : TabularSchema
+    row_norm : float, default 1.0
+        The declared L2 norm of the output rows.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (len(frame), len(feature_names(schema)))
+
+    Raises
+    ------
+    ValueError
+        Naming the column and what to do, if a column is absent, a numerical column has a
+        non-numeric value or a missing value without a declared fill, or (without
+        ``schema.other_slot``) a categorical column has a missing or undeclared value.
+    """
+    require_columns(frame, schema.columns)
+    n = len(frame)
+    blocks: list[np.ndarray] = []
+    clipped: dict[str, int] = {}
+    for column, (lower, upper) in schema.numerical.items():
+        values = numbers(frame[column], column, schema.missing_values)
+        missing = np.isnan(values)
+        if column in schema.numeric_fill:
+            values = np.where(missing, schema.numeric_fill[column], values)
+        elif missing.any():
+            raise ValueError(
+                f"numerical column {column!r} has {int(missing.sum())} missing values (NaN or "
+                f"empty); declare a fill value for it in the schema (numeric_fill={{{column!r}: "
+                "value}), which also adds the indicator feature "
+                f"'{column}={MISSING_INDICATOR}', or fill them in the data"
+            )
+        scaled = (values - lower) / (upper - lower) if upper > lower else values - lower
+        outside = int(np.count_nonzero((scaled < 0.0) | (scaled > 1.0)))
+        if outside:
+            clipped[column] = outside
+        blocks.append(np.clip(scaled, 0.0, 1.0).reshape(n, 1))
+        if column in schema.numeric_fill:
+            blocks.append(missing.astype(np.float64).reshape(n, 1))
+    others: dict[str, int] = {}
+    for column, cats in schema.categorical.items():
+        codes, undeclared = _category_codes(frame[column], column, cats, schema)
+        if undeclared:
+            others[column] = undeclared
+        block = np.zeros((n, len(cats) + schema.other_slot))
+        block[np.arange(n), codes] = 1.0
+        blocks.append(block)
+    if clipped:
+        warnings.warn(
+            f"{sum(clipped.values())} numerical values lay outside their declared bounds and "
+            f"were clipped into [0, 1] (per column: {clipped})",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+    if others:
+        warnings.warn(
+            f"{sum(others.values())} categorical values were not among the declared categories "
+            f"and went to their column's {OTHER_SLOT} feature (per column: {others}); declare "
+            "them in the schema to give them features of their own",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+    features = np.hstack(blocks) if blocks else np.zeros((n, 0))
+    norms = np.linalg.norm(features, axis=1, keepdims=True)
+    return np.divide(features, norms, out=np.zeros_like(features), where=norms > 0) * row_norm
+
+
+def _category_codes(
+    series: pd.Series, column: str, cats: tuple[str, ...], schema: TabularSchema
+) -> tuple[np.ndarray, int]:
+    """One-hot positions of a categorical column's cells, and how many were undeclared values.
+
+    With ``schema.other_slot`` missing and undeclared cells get position ``len(cats)``;
+    without it they raise ValueError naming the column and what to do.
+    """
+    text, missing = text_cells(series, schema.missing_values)
+    codes = pd.Index(cats, dtype=object).get_indexer(text)
+    codes[missing] = -1
+    undeclared = (codes < 0) & ~missing
+    if schema.other_slot:
+        codes[codes < 0] = len(cats)
+        return codes, int(undeclared.sum())
+    if missing.any():
+        raise ValueError(
+            f"categorical column {column!r} has {int(missing.sum())} missing values; set "
+            "other_slot=True in the schema (\"other_slot\": true) to give them a "
+            f"'{column}={OTHER_SLOT}' feature, or fill them with a declared category"
+        )
+    if undeclared.any():
+        raise ValueError(
+            f"categorical column {column!r} has values not declared in the schema: "
+            f"{sorted(set(text[undeclared]))[:_EXAMPLES]}; add them to the schema's category "
+            f"list, or set other_slot=True to send them to a '{column}={OTHER_SLOT}' feature"
+        )
+    return codes, 0
