@@ -133,8 +133,9 @@ def test_certificate_meets_target_and_carries_the_per_record_profile(random_stop
     assert expected in cert.theorem
     if not random_stop:  # the last record's bound is one Gaussian/Laplace mechanism: no hidden-state gain
         assert cert.composition_epsilon == pytest.approx(cert.epsilon, rel=1e-6)
-    else:  # random stopping can only help (equal when θ_c ≈ 1, as with this large diameter)
-        assert cert.composition_epsilon >= cert.epsilon
+    else:  # random stopping can only help (equal when θ_c ≈ 1, as with this large diameter); both ε are
+        # searches on their own δ(ε) curves, each within 1e-10·max(1, ε) above the true value
+        assert cert.composition_epsilon >= cert.epsilon - 1e-10 * max(1.0, cert.epsilon)
 
 
 def test_random_stop_needs_less_noise_for_the_same_target():

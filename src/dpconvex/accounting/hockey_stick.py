@@ -41,7 +41,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import erfcx, log_ndtr, ndtr
 
-from .gdp import gd_contraction, gdp_delta
+from .calibration import smallest_epsilon, smallest_noise
+from .gdp import gd_contraction, gdp_delta, gdp_mu
 from .noisy_gd import PrivacyAccount
 from .rdp import validate_delta
 
@@ -92,10 +93,13 @@ def gaussian_hockey_stick(gamma: ArrayLike, r: ArrayLike) -> NDArray[np.float64]
     """θ_γ(r) = Q(log γ/r − r/2) − γ Q(log γ/r + r/2) (Asoodeh et al., arXiv:2001.06546, Def. 1).
 
     Equals E_γ(N(m₁, σ²I)‖N(m₂, σ²I)) with r = ‖m₁ − m₂‖/σ (Lemma 2); θ_γ(0) = 0, θ_γ(∞) = 1.
-    Evaluated as ``gdp.gdp_delta(log γ, r)`` (the same formula, Dong et al. Cor. 2.13).
+    Evaluated as ``gdp.gdp_delta(log γ, r)`` (the same formula, Dong et al. Cor. 2.13); γ = ∞ (e^ε
+    overflowed) gives θ = 0 for finite r and 1 for r = ∞ (disjoint supports).
     """
-    with np.errstate(over="ignore"):  # r → 0⁺ overflows log γ / r to inf, which is handled
-        return gdp_delta(np.log(_gamma(gamma)), _nonneg("r", r))
+    g, r_arr = np.broadcast_arrays(_gamma(gamma), _nonneg("r", r))
+    with np.errstate(over="ignore", invalid="ignore"):  # r → 0⁺ overflows log γ / r to inf, which is handled
+        theta = gdp_delta(np.log(g), r_arr)
+    return np.where(np.isinf(g), np.where(np.isinf(r_arr), 1.0, 0.0), theta)
 
 
 def log_gaussian_hockey_stick(gamma: ArrayLike, r: ArrayLike) -> NDArray[np.float64]:
@@ -105,7 +109,8 @@ def log_gaussian_hockey_stick(gamma: ArrayLike, r: ArrayLike) -> NDArray[np.floa
     γQ(b)/Q(a) = erfcx(b/√2)/erfcx(a/√2) and
     ``log θ = log Q(a) + log((erfcx(a/√2) − erfcx(b/√2))/erfcx(a/√2))`` — no overflow and no
     exp(−a²/2) underflow.  For a ≤ 0, θ is not small (θ ≥ θ₁-type values) and the direct form is used.
-    Returns −inf where θ = 0 (r = 0) or where the relative gap (~ r²/log γ) is below float resolution.
+    Returns −inf where θ = 0 (r = 0, or γ = ∞ with r finite) or where the relative gap (~ r²/log γ)
+    is below float resolution.
     """
     g = _gamma(gamma)
     r_arr = _nonneg("r", r)
@@ -119,7 +124,7 @@ def log_gaussian_hockey_stick(gamma: ArrayLike, r: ArrayLike) -> NDArray[np.floa
         with np.errstate(over="ignore"):
             direct = np.log(gdp_delta(log_g, r_arr))
     out = np.where(a > 0.0, tail, direct)
-    out = np.where(r_arr == 0.0, -np.inf, out)
+    out = np.where((r_arr == 0.0) | np.isinf(g), -np.inf, out)  # θ_∞(r) = 0 for finite r
     return np.where(np.isinf(r_arr), 0.0, out)
 
 
@@ -161,30 +166,13 @@ def laplace_mechanism_delta(epsilon: ArrayLike, sensitivity: ArrayLike, scale: A
 def epsilon_for_delta(
     delta_fn: Callable[[float], float], delta: float, *, epsilon_max: float = 1.0e4, rtol: float = 1e-10
 ) -> float:
-    """Smallest ε (up to ``rtol``) with ``delta_fn(ε) ≤ delta``, for non-increasing δ(ε) (Thm 1).
+    """Smallest ε (up to ``rtol``·max(1, ε)) with ``delta_fn(ε) ≤ delta``, for non-increasing δ(ε) (Thm 1).
 
-    Bisection keeps an upper end ``hi`` with ``delta_fn(hi) ≤ delta`` and returns it, so ε is never
-    understated.  Returns ``inf`` if even ``epsilon_max`` does not reach ``delta``.
+    :func:`.calibration.smallest_epsilon` (the library's one ε-at-δ search): the returned ε is an
+    evaluated point with ``delta_fn(ε) ≤ delta``, so ε is never understated.  Returns ``inf`` if even
+    ``epsilon_max`` does not reach ``delta``.
     """
-    delta = validate_delta(delta)
-    if float(delta_fn(0.0)) <= delta:
-        return 0.0
-    lo, hi = 0.0, 1.0
-    while float(delta_fn(hi)) > delta:
-        lo, hi = hi, 2.0 * hi
-        if hi > epsilon_max:
-            return float("inf") if float(delta_fn(epsilon_max)) > delta else _bisect(delta_fn, delta, lo, epsilon_max, rtol)
-    return _bisect(delta_fn, delta, lo, hi, rtol)
-
-
-def _bisect(delta_fn: Callable[[float], float], delta: float, lo: float, hi: float, rtol: float) -> float:
-    while hi - lo > rtol * max(1.0, hi):
-        mid = 0.5 * (lo + hi)
-        if float(delta_fn(mid)) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return float(hi)
+    return smallest_epsilon(delta_fn, validate_delta(delta), rtol=rtol, epsilon_max=epsilon_max)
 
 
 def projected_gaussian_contraction(gamma: ArrayLike, diameter: float, sigma: float) -> NDArray[np.float64]:
@@ -339,9 +327,16 @@ def calibrate_pnsgd_noise(
     """Smallest noise level (σ for ``noise="gaussian"``, the Laplace scale b otherwise) meeting (ε, δ).
 
     The worst record's δ(ε) (Thm 4/3 at t = n, or Thm 5) decreases in the noise level (θ_γ and the
-    Laplace E_γ increase in the distance, and both arguments scale as 1/noise), so a geometric
-    bisection brackets the answer; the upper end of the final bracket is returned, hence the
-    certified δ never exceeds ``delta`` (calibration never overshoots).
+    Laplace E_γ increase in the distance, and both arguments scale as 1/noise), so
+    :func:`.calibration.smallest_noise` (the library's one calibration) finds it to within a factor
+    1 + ``rtol`` (``tolerance="noise"``): the returned level is an evaluated point whose δ is at most
+    ``delta`` (calibration never overshoots), and the level divided by 1 + ``rtol`` exceeds ``delta``.
+
+    Start: the level at which the first-step factor alone meets δ, 2L/μ(ε, δ) for Gaussian noise
+    (Lemma 2 and Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 2.13: θ_{e^ε}(r) ≤ δ iff r ≤ μ(ε, δ);
+    1 at ε = 0) and L/(ε/2 − log(1 − δ)) for Laplace noise (Lemma 1: 1 − √γ e^{−L/b} ≤ δ iff
+    b ≥ L/(ε/2 − log(1 − δ))).  The contraction factors are at most 1 and Thm 5's average is at
+    most θ₁, so the answer is at most the start; only the number of evaluations depends on it.
     """
     validate_delta(delta)
     if noise not in ("gaussian", "laplace"):
@@ -359,16 +354,12 @@ def calibrate_pnsgd_noise(
     _epsilon(epsilon)
     if lipschitz == 0.0:
         raise ValueError("lipschitz must be > 0 to calibrate noise (L = 0 needs no noise).")
-    hi = 1.0
-    while worst(hi) > delta:
-        hi *= 2.0
-    lo = hi / 2.0
-    while worst(lo) <= delta and lo > 1e-300:
-        lo /= 2.0
-    while hi / lo > 1.0 + rtol:
-        mid = np.sqrt(lo * hi)
-        lo, hi = (lo, mid) if worst(mid) <= delta else (mid, hi)
-    return float(hi)
+    _check_loss(lipschitz, smoothness, strong_convexity, step_size)
+    if noise == "gaussian":
+        start = 2.0 * lipschitz / gdp_mu(epsilon, delta) if epsilon > 0 else 1.0
+    else:
+        start = lipschitz / (0.5 * epsilon - np.log1p(-delta))
+    return smallest_noise(worst, delta, float(start), rtol=rtol, tolerance="noise", floor=1e-300, ceiling=1e300)
 
 
 def rdp_baseline_delta(

@@ -77,6 +77,7 @@ import dp_accounting
 import numpy as np
 from dp_accounting.rdp import RdpAccountant
 
+from .calibration import smallest_noise
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
 from .noisy_gd import PrivacyAccount
 from .rdp import validate_delta
@@ -271,9 +272,14 @@ def account_sco(event: SCOEvent, delta: float) -> PrivacyAccount:
 
 
 def calibrate_sco_sigma(n: int, sensitivity: float, epsilon: float, delta: float) -> float:
-    """Smallest σ whose single-use certificate meets (ε, δ): σ = S/μ with μ the largest GDP parameter
-    meeting (ε, δ·n/(⌈n/2⌉ − 1)), raised by a few ulps if rounding in δ·n/(⌈n/2⌉ − 1) or S/σ would
-    let :func:`account_sco` state more than ε (the certificate never overshoots the target).
+    """Smallest σ (within a factor 1 + 10⁻¹²) whose single-use certificate meets (ε, δ).
+
+    The certificate is μ-GDP-type with μ = S/σ (module note), so the answer is σ = S/μ with μ the
+    largest GDP parameter meeting (ε, δ·n/(⌈n/2⌉ − 1)) (Dong, Roth, Su 2019, Cor. 2.13).  That
+    closed form starts :func:`.calibration.smallest_noise` (the library's one calibration,
+    ``tolerance="noise"``), which absorbs the rounding in δ·n/(⌈n/2⌉ − 1) and S/σ: the returned σ is
+    an evaluated point at which :func:`account_sco` states at most ε (never overshoots), and
+    σ/(1 + 10⁻¹²) states more.
 
     Raises
     ------
@@ -292,7 +298,6 @@ def calibrate_sco_sigma(n: int, sensitivity: float, epsilon: float, delta: float
     if delta >= exposure:
         raise ValueError(f"delta must be below (ceil(n/2) - 1)/n = {exposure:.4g} for a meaningful calibration; "
                          f"got {delta!r}.")
-    sigma = float(sensitivity / gdp_mu(epsilon, delta / exposure))
-    while single_use_epsilon(SCOEvent(n, sensitivity, sigma, 2 * n), delta) > epsilon:
-        sigma = float(np.nextafter(sigma, np.inf)) * (1.0 + 1e-12)
-    return sigma
+    start = float(sensitivity / gdp_mu(epsilon, delta / exposure))
+    return smallest_noise(lambda sigma: single_use_epsilon(SCOEvent(n, sensitivity, sigma, 2 * n), delta), epsilon,
+                          start, rtol=1e-12, tolerance="noise")

@@ -41,7 +41,6 @@ Closed form used per epoch (O(m), not O(m²)): with factor ρ and expansions c_j
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +48,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
 from . import gdp
+from .calibration import smallest_noise
 from .noisy_gd import PrivacyAccount
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, validate_delta
 
@@ -336,34 +336,18 @@ def account_output_perturbation(
     return _account(event.sensitivities(), q, event.sigma, delta, event.permuted, orders)
 
 
-def _smallest_passing(passes: Callable[[float], bool], start: float, rtol: float) -> float:
-    """Smallest x > 0 (to relative rtol) with passes(x), passes monotone: bisection in log x, upper end."""
-    lo = hi = start
-    while not passes(hi):
-        lo, hi = hi, hi * 10.0
-        if hi > start * 1e15:
-            raise ValueError("no noise level reaches the target epsilon; check the run's parameters.")
-    while passes(lo):
-        lo, hi = lo / 10.0, lo
-        if lo < start * 1e-15:
-            return hi
-    while hi / lo > 1.0 + rtol:
-        mid = float(np.sqrt(lo * hi))
-        lo, hi = (lo, mid) if passes(mid) else (mid, hi)
-    assert passes(hi)
-    return hi
-
-
 def calibrate_output_sigma(
     event: OutputPerturbationEvent, epsilon: float, delta: float, rtol: float = 1e-4, *,
     orders: ArrayLike = DEFAULT_ORDERS,
 ) -> float:
-    """Smallest σ (within ``rtol``) whose best-of account meets (ε, δ); never overshoots.
+    """Smallest σ (within a factor 1 + ``rtol``) whose best-of account meets (ε, δ); never overshoots.
 
-    ε of every candidate depends on σ only through Δ/σ and is non-increasing in σ, so bisection in
-    log σ starting from σ = max Δ finds it; ``account(...).epsilon <= epsilon`` holds at the
-    returned σ.  ``event.sigma`` is ignored.  ``ValueError`` if Δ = 0 (the output does not depend on
-    the data; no σ is needed).
+    ε of every candidate depends on σ only through Δ/σ and is non-increasing in σ, so
+    :func:`.calibration.smallest_noise` (the library's one calibration, ``tolerance="noise"``) finds
+    it from σ = max Δ/μ(ε, δ), where the worst-case candidate alone meets the target (Dong, Roth, Su
+    2019, arXiv:1905.02383, Cor. 2.13): ``account(...).epsilon <= epsilon`` holds at the returned σ
+    (an evaluated point) and fails at σ/(1 + ``rtol``).  ``event.sigma`` is ignored.  ``ValueError``
+    if Δ = 0 (the output does not depend on the data; no σ is needed).
     """
     epsilon = float(epsilon)
     if not (np.isfinite(epsilon) and epsilon > 0):
@@ -375,6 +359,6 @@ def calibrate_output_sigma(
     scale = float(np.max(sens))
     if not 0.0 < scale < np.inf:
         raise ValueError(f"gradient_difference must make max Δ finite and > 0 to calibrate sigma; got Δ = {scale!r}.")
-    return _smallest_passing(
-        lambda sigma: _account(sens, q, sigma, delta, event.permuted, orders).epsilon <= epsilon, scale, rtol
-    )
+    start = scale / gdp.gdp_mu(epsilon, delta)
+    return smallest_noise(lambda sigma: _account(sens, q, sigma, delta, event.permuted, orders).epsilon, epsilon,
+                          start, rtol=rtol, tolerance="noise", floor=start * 1e-15, ceiling=start * 1e15)
