@@ -230,6 +230,12 @@ def smallest_noise(epsilon_of: Callable[[float], float], target: float, start: f
     -------
     float
         σ_hi, an evaluated point with ``epsilon_of(σ_hi) <= target``.
+
+    Raises
+    ------
+    ValueError
+        For an argument outside its range (named in the message), a nan from ``epsilon_of``, or no
+        answer in [``floor``, ``ceiling``] (the two cases above).
     """
     _check(target, rtol, start, slope)
     if tolerance not in TOLERANCES:
@@ -276,6 +282,11 @@ def smallest_epsilon(delta_of: Callable[[float], float], target: float, *, rtol:
     float
         0.0 if ``delta_of(0) <= target``, ``inf`` if ``delta_of(epsilon_max) > target``, else an
         evaluated ε_hi with ``delta_of(ε_hi) <= target``.
+
+    Raises
+    ------
+    ValueError
+        For an argument outside its range (named in the message) or a nan from ``delta_of``.
     """
     _check(target, rtol, start, slope)
     if not (math.isfinite(epsilon_max) and epsilon_max > rtol):

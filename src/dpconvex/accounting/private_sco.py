@@ -278,8 +278,10 @@ def calibrate_sco_sigma(n: int, sensitivity: float, epsilon: float, delta: float
     largest GDP parameter meeting (ε, δ·n/(⌈n/2⌉ − 1)) (Dong, Roth, Su 2019, Cor. 2.13).  That
     closed form starts :func:`.calibration.smallest_noise` (the library's one calibration,
     ``tolerance="noise"``), which absorbs the rounding in δ·n/(⌈n/2⌉ − 1) and S/σ: the returned σ is
-    an evaluated point at which :func:`account_sco` states at most ε (never overshoots), and
-    σ/(1 + 10⁻¹²) states more.
+    an evaluated point at which :func:`account_sco` states at most ε (never overshoots), and an
+    evaluated σ' ≥ σ/(1 + 10⁻¹²) states more.  (The computed ε is itself a search to about 10⁻¹²,
+    non-increasing in σ only up to that rounding, so "σ/(1 + 10⁻¹²) states more" holds only to it.)
+    Usually 2 to 6 accountant calls.
 
     Raises
     ------
