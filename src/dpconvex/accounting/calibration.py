@@ -1,11 +1,14 @@
 """Calibration searches: the smallest noise σ with ε(σ) ≤ target, and the smallest ε with δ(ε) ≤ target.
 
-Every noise calibration of the library calls :func:`smallest_noise`, and every ε read off a
-decreasing δ(ε) curve calls :func:`smallest_epsilon`; both run one search (``_search``) for the
-smallest positive x at which a non-increasing function meets a target.  An evaluation can cost
-tens of milliseconds (the PLD of Poisson-subsampled noisy SGD), so the search is built to need one
-to three of them when the start is good and about five when it is 40 % off.  Pure: no state, no
-imports of the rest of the library.
+Every noise calibration of the library calls :func:`smallest_noise` (``noisy_gd``, ``noisy_sgd``,
+``sensitivity``, ``private_sco``, ``hockey_stick`` (PNSGD), ``gdp.gdp_mu`` as the noise 1/μ of a
+sensitivity-1 Gaussian, and the DP-SGD baselines of ``experiments.dpsgd``), and every ε read off a
+decreasing δ(ε) curve calls :func:`smallest_epsilon` (``gdp.gdp_epsilon``,
+``hockey_stick.epsilon_for_delta``); both run one search (``_search``) for the smallest positive x
+at which a non-increasing function meets a target.  An evaluation can cost tens of milliseconds
+(the PLD of Poisson-subsampled noisy SGD), so the search is built to need one to three of them
+when the start is good and about five when it is 40 % off.  Pure: no state, no imports of the rest
+of the library.
 
 Sources.  No privacy formula lives here: every ε (δ) comes from the caller's accountant, and the
 answer is always a point that accountant evaluated, so the certificate never depends on this
