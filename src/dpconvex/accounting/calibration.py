@@ -7,8 +7,8 @@ decreasing δ(ε) curve calls :func:`smallest_epsilon` (``gdp.gdp_epsilon``,
 ``hockey_stick.epsilon_for_delta``); both run one search (``_search``) for the smallest positive x
 at which a non-increasing function meets a target.  An evaluation can cost tens of milliseconds
 (the PLD of Poisson-subsampled noisy SGD), so the search is built to need one to three of them
-when the start is good and about five when it is 40 % off.  Pure: no state, no imports of the rest
-of the library.
+when the start is good and about five when it is 40 % off.  Pure: no state, and no imports of the
+rest of the library but its argument checks (:mod:`._checks`).
 
 Sources.  No privacy formula lives here: every ε (δ) comes from the caller's accountant, and the
 answer is always a point that accountant evaluated, so the certificate never depends on this
@@ -55,6 +55,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from ._checks import check_open_unit, check_positive
+
 __all__ = ["smallest_epsilon", "smallest_noise"]
 
 #: Values of ``smallest_noise(tolerance=...)``.
@@ -87,14 +89,11 @@ def _interpolate(points: list[tuple[float, float]], aim: float, slope: float, *,
 
 def _check(target: float, rtol: float, start: float, slope: float) -> None:
     """Refuse (``ValueError``, naming the parameter) arguments the search cannot use."""
-    if not (math.isfinite(target) and target > 0):
-        raise ValueError(f"target must be finite and > 0; got {target!r}.")
-    if not 0.0 < rtol < 1.0:
-        raise ValueError(f"rtol must lie in the open interval (0, 1); got {rtol!r}.")
-    if not (math.isfinite(start) and start > 0):
-        raise ValueError(f"start must be finite and > 0; got {start!r}.")
+    check_positive(target, "target")
+    check_open_unit(rtol, "rtol")
+    check_positive(start, "start")
     if not slope < 0:
-        raise ValueError(f"slope must be < 0 (the function decreases); got {slope!r}.")
+        raise ValueError(f"slope must be < 0 (the function decreases); got slope={slope!r}.")
 
 
 def _value(fn: Callable[[float], float], x: float) -> float:

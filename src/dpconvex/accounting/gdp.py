@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_ndtr, ndtr, ndtri
 
+from ._checks import check_delta, check_epsilon, check_nonnegative
 from .calibration import smallest_epsilon, smallest_noise
 
 __all__ = ["RTOL", "gdp_delta", "gdp_epsilon", "gdp_mu", "gdp_rdp", "noisy_gd_mu", "gd_contraction"]
@@ -31,12 +32,8 @@ def gdp_delta(epsilon: ArrayLike, mu: ArrayLike) -> NDArray[np.float64]:
     so that large ε does not overflow.  ``mu = 0`` gives δ = 0; ``mu = inf`` gives δ = 1.
     Vectorised over both arguments.
     """
-    eps = np.asarray(epsilon, dtype=float)
-    mu_arr = np.asarray(mu, dtype=float)
-    if np.any(eps < 0) or np.any(np.isnan(eps)):
-        raise ValueError("epsilon must be >= 0.")
-    if np.any(mu_arr < 0) or np.any(np.isnan(mu_arr)):
-        raise ValueError("mu must be >= 0.")
+    eps = check_nonnegative(epsilon, "epsilon", finite=False)
+    mu_arr = check_nonnegative(mu, "mu", finite=False)
     with np.errstate(divide="ignore", invalid="ignore"):
         a = -eps / mu_arr + mu_arr / 2.0
         b = -eps / mu_arr - mu_arr / 2.0
@@ -75,12 +72,8 @@ def gdp_epsilon(delta: float, mu: float) -> float:
     float
         ε, 0.0 when δ(0) ≤ ``delta`` already.
     """
-    delta = float(delta)
-    mu = float(mu)
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must lie in the open interval (0, 1); got {delta!r}.")
-    if mu < 0 or np.isnan(mu):
-        raise ValueError(f"mu must be >= 0; got {mu!r}.")
+    delta = check_delta(delta)
+    mu = float(check_nonnegative(mu, "mu", finite=False))
     if np.isinf(mu):
         return float("inf")
     start = mu * (0.5 * mu - float(ndtri(delta)))  # ≤ 0 only if δ(0) ≤ delta, answered before it is used
@@ -112,11 +105,7 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     float
         μ > 0.
     """
-    epsilon, delta = float(epsilon), float(delta)
-    if not (np.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must lie in the open interval (0, 1); got {delta!r}.")
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     q = float(ndtri(delta))
     root = math.hypot(q, math.sqrt(2.0 * epsilon))
     mu0 = 2.0 * epsilon / (root - q) if q < 0 else q + root

@@ -39,12 +39,12 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import erfcx, log_ndtr, ndtr
+from scipy.special import erfcx, log_ndtr
 
+from ._checks import check_delta, check_nonnegative
 from .calibration import smallest_epsilon, smallest_noise
 from .gdp import gd_contraction, gdp_delta, gdp_mu
 from .noisy_gd import PrivacyAccount
-from .rdp import validate_delta
 
 __all__ = [
     "gaussian_hockey_stick",
@@ -75,20 +75,6 @@ def _gamma(gamma: ArrayLike) -> NDArray[np.float64]:
     return g
 
 
-def _nonneg(name: str, value: ArrayLike) -> NDArray[np.float64]:
-    v = np.asarray(value, dtype=float)
-    if np.any(np.isnan(v)) or np.any(v < 0.0):
-        raise ValueError(f"{name} must be >= 0; got {value!r}.")
-    return v
-
-
-def _epsilon(epsilon: ArrayLike) -> NDArray[np.float64]:
-    eps = np.asarray(epsilon, dtype=float)
-    if np.any(~np.isfinite(eps)) or np.any(eps < 0.0):
-        raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}.")
-    return eps
-
-
 def gaussian_hockey_stick(gamma: ArrayLike, r: ArrayLike) -> NDArray[np.float64]:
     """θ_γ(r) = Q(log γ/r − r/2) − γ Q(log γ/r + r/2) (Asoodeh et al., arXiv:2001.06546, Def. 1).
 
@@ -96,7 +82,7 @@ def gaussian_hockey_stick(gamma: ArrayLike, r: ArrayLike) -> NDArray[np.float64]
     Evaluated as ``gdp.gdp_delta(log γ, r)`` (the same formula, Dong et al. Cor. 2.13); γ = ∞ (e^ε
     overflowed) gives θ = 0 for finite r and 1 for r = ∞ (disjoint supports).
     """
-    g, r_arr = np.broadcast_arrays(_gamma(gamma), _nonneg("r", r))
+    g, r_arr = np.broadcast_arrays(_gamma(gamma), check_nonnegative(r, "r", finite=False))
     with np.errstate(over="ignore", invalid="ignore"):  # r → 0⁺ overflows log γ / r to inf, which is handled
         theta = gdp_delta(np.log(g), r_arr)
     return np.where(np.isinf(g), np.where(np.isinf(r_arr), 1.0, 0.0), theta)
@@ -113,7 +99,7 @@ def log_gaussian_hockey_stick(gamma: ArrayLike, r: ArrayLike) -> NDArray[np.floa
     is below float resolution.
     """
     g = _gamma(gamma)
-    r_arr = _nonneg("r", r)
+    r_arr = check_nonnegative(r, "r", finite=False)
     g, r_arr = np.broadcast_arrays(g, r_arr)
     log_g = np.log(g)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -154,13 +140,14 @@ def gaussian_mechanism_delta(epsilon: ArrayLike, sensitivity: ArrayLike, sigma: 
     """Tight δ(ε) of the Gaussian mechanism: θ_{e^ε}(Δ/σ) (arXiv:2001.06546, Thm 1 + Lemma 2)."""
     sig = _positive("sigma", sigma)
     with np.errstate(over="ignore"):  # γ = inf for huge ε is handled (E_γ = 0)
-        gamma = np.exp(_epsilon(epsilon))
-    return gaussian_hockey_stick(gamma, _nonneg("sensitivity", sensitivity) / sig)
+        gamma = np.exp(check_nonnegative(epsilon, "epsilon"))
+    return gaussian_hockey_stick(gamma, check_nonnegative(sensitivity, "sensitivity", finite=False) / sig)
 
 
 def laplace_mechanism_delta(epsilon: ArrayLike, sensitivity: ArrayLike, scale: ArrayLike) -> NDArray[np.float64]:
     """Tight δ(ε) of the 1-D Laplace mechanism (arXiv:2001.06546, Thm 1 + Lemma 1)."""
-    return laplace_hockey_stick(np.exp(_epsilon(epsilon)), _nonneg("sensitivity", sensitivity), scale)
+    gamma = np.exp(check_nonnegative(epsilon, "epsilon"))
+    return laplace_hockey_stick(gamma, check_nonnegative(sensitivity, "sensitivity", finite=False), scale)
 
 
 def epsilon_for_delta(
@@ -172,7 +159,7 @@ def epsilon_for_delta(
     evaluated point with ``delta_fn(ε) ≤ delta``, so ε is never understated.  Returns ``inf`` if even
     ``epsilon_max`` does not reach ``delta``.
     """
-    return smallest_epsilon(delta_fn, validate_delta(delta), rtol=rtol, epsilon_max=epsilon_max)
+    return smallest_epsilon(delta_fn, check_delta(delta), rtol=rtol, epsilon_max=epsilon_max)
 
 
 def projected_gaussian_contraction(gamma: ArrayLike, diameter: float, sigma: float) -> NDArray[np.float64]:
@@ -216,7 +203,7 @@ def _check_n_record(n: int, record: int | None) -> None:
 
 def _log_factors(epsilon, n, lipschitz, smoothness, strong_convexity, step_size, diameter, sigma, scale, dimension=1):
     """(log first-step E_γ, log per-step contraction) for Gaussian (σ) or Laplace (b) noise."""
-    eps = _epsilon(epsilon)
+    eps = check_nonnegative(epsilon, "epsilon")
     _check_n_record(n, None)
     _check_loss(lipschitz, smoothness, strong_convexity, step_size)
     diameter = float(_positive("diameter", diameter))
@@ -338,7 +325,7 @@ def calibrate_pnsgd_noise(
     b ≥ L/(ε/2 − log(1 − δ))).  The contraction factors are at most 1 and Thm 5's average is at
     most θ₁, so the answer is at most the start; only the number of evaluations depends on it.
     """
-    validate_delta(delta)
+    check_delta(delta)
     if noise not in ("gaussian", "laplace"):
         raise ValueError(f"noise must be 'gaussian' or 'laplace'; got {noise!r}.")
     common = dict(n=n, lipschitz=lipschitz, smoothness=smoothness, strong_convexity=strong_convexity,
@@ -351,7 +338,7 @@ def calibrate_pnsgd_noise(
         fn = pnsgd_gaussian_delta if noise == "gaussian" else pnsgd_laplace_delta
         return float(fn(epsilon, **common, record=n, **{key: level}))
 
-    _epsilon(epsilon)
+    check_nonnegative(epsilon, "epsilon")
     if lipschitz == 0.0:
         raise ValueError("lipschitz must be > 0 to calibrate noise (L = 0 needs no noise).")
     _check_loss(lipschitz, smoothness, strong_convexity, step_size)
@@ -373,7 +360,7 @@ def rdp_baseline_delta(
     form; a comparison curve, not a guarantee we certify).  Mironov 2017 (arXiv:1702.07476,
     Prop. 3) optimised over α: δ = exp(−(ε − A_t)²/(4A_t)) for ε ≥ A_t, δ = 1 below.
     """
-    eps = _epsilon(epsilon)
+    eps = check_nonnegative(epsilon, "epsilon")
     _check_n_record(n, record)
     _check_loss(lipschitz, smoothness, strong_convexity, step_size)
     sigma = float(_positive("sigma", sigma))
@@ -400,7 +387,7 @@ def account_pnsgd(
 
     ``record=None`` means the worst record (t = n, or t = 1 with random stopping).  Cached (pure).
     """
-    validate_delta(delta)
+    check_delta(delta)
     common = dict(n=n, lipschitz=lipschitz, smoothness=smoothness, strong_convexity=strong_convexity,
                   step_size=step_size, diameter=diameter)
     if random_stop:

@@ -56,8 +56,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import gdp, langevin
 from . import shifted_interpolation as si
+from ._checks import check_delta, check_epsilon
 from .calibration import smallest_noise
-from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, validate_delta
+from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
 
 __all__ = [
     "NoisyGDEvent",
@@ -366,7 +367,7 @@ def account(
     over ``orders``; the GDP bound uses its exact δ(ε).  With ``bound="best"`` the smallest ε wins
     and ``candidates`` records every applicable bound's ε.
     """
-    delta = validate_delta(delta)
+    delta = check_delta(delta)
     names = applicable_bounds(event) if bound == "best" else [bound]
     if bound != "best":
         _require(event, bound)
@@ -442,10 +443,7 @@ def _calibrate_default_orders(event: NoisyGDEvent, epsilon: float, delta: float,
 
 
 def _calibrate(event: NoisyGDEvent, epsilon: float, delta: float, bound: str, orders: ArrayLike, rtol: float) -> float:
-    epsilon = float(epsilon)
-    if not (np.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
-    delta = validate_delta(delta)
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     names = applicable_bounds(event) if bound == "best" else [_require(event, bound).name]
     if event.sensitivity == 0:
         raise ValueError("sensitivity must be > 0 to calibrate sigma (S_g = 0: θ_K does not depend on the data, "

@@ -103,10 +103,10 @@ from functools import lru_cache
 import numpy as np
 
 from . import calibration, gdp
+from ._checks import check_delta, check_epsilon, check_open_unit
 from . import noisy_sgd_bounds as nb
 from . import shifted_interpolation as si
 from .noisy_gd import EVERY_ITERATE, HIDDEN_STATE, PrivacyAccount, bound_notes
-from .rdp import validate_delta
 
 __all__ = [
     "BATCHINGS", "NoisySGDEvent", "SGDBound", "BOUNDS", "EXCLUDED", "unmet_conditions",
@@ -410,7 +410,7 @@ def gdp_mu(event: NoisySGDEvent, bound: str) -> float:
 def epsilon_of(event: NoisySGDEvent, bound: str, delta: float) -> float:
     """ε at ``delta`` of one named bound (exact δ(ε) of GDP, Dong, Roth, Su 2019, Cor. 2.13)."""
     b = _require(event, bound)
-    delta = validate_delta(delta)
+    delta = check_delta(delta)
     return gdp.gdp_epsilon(delta, b.mu(event)) if b.mu is not None else b.epsilon(event, delta)
 
 
@@ -422,7 +422,7 @@ def delta_of(event: NoisySGDEvent, bound: str, epsilon: float) -> float:
 
 def account(event: NoisySGDEvent, delta: float, *, bound: str = "best") -> PrivacyAccount:
     """(ε, δ)-DP of a noisy SGD run: one named bound, or the smallest ε over every applicable bound."""
-    delta = validate_delta(delta)
+    delta = check_delta(delta)
     names = applicable_bounds(event) if bound == "best" else [_require(event, bound).name]
     candidates = {name: epsilon_of(event, name, delta) for name in names}
     winner = min(candidates, key=candidates.get)
@@ -480,12 +480,7 @@ def calibrate_sigma(event: NoisySGDEvent, epsilon: float, delta: float, *, bound
     on that bound's ε).  Never overshoots: ``account(replace(event, sigma=σ), δ,
     bound=bound).epsilon <= epsilon`` is re-checked.  ``event.sigma`` is ignored.
     """
-    epsilon = float(epsilon)
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
-    if not 0.0 < rtol < 1.0:
-        raise ValueError(f"rtol must lie in the open interval (0, 1); got {rtol!r}.")
-    delta = validate_delta(delta)
+    epsilon, delta, rtol = check_epsilon(epsilon), check_delta(delta), check_open_unit(rtol, "rtol")
     names = applicable_bounds(event) if bound == "best" else [_require(event, bound).name]
     sigma = min(_calibrate_one(event, name, epsilon, delta, rtol) for name in names)
     assert account(dataclasses.replace(event, sigma=sigma), delta, bound=bound).epsilon <= epsilon

@@ -77,10 +77,10 @@ import dp_accounting
 import numpy as np
 from dp_accounting.rdp import RdpAccountant
 
+from ._checks import check_delta, check_epsilon
 from .calibration import smallest_noise
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
 from .noisy_gd import PrivacyAccount
-from .rdp import validate_delta
 
 __all__ = [
     "SCOEvent",
@@ -169,7 +169,7 @@ def theorem6_guarantee(epsilon: float, delta: float, delta_prime: float, n: int)
 
 def paper_epsilon(event: SCOEvent, delta: float, splits: int = 99) -> float:
     """ε of Lemma 2 + Theorem 5 at total δ, best split of δ between τδ_step/n and δ' (see module note)."""
-    validate_delta(delta)
+    check_delta(delta)
     best = math.inf
     for fraction in np.linspace(0.01, 0.99, splits):
         delta_prime = fraction * delta
@@ -192,7 +192,7 @@ def dp_accounting_epsilon(event: SCOEvent, delta: float) -> float:
     noise-only step under both.  So each step is a subsampled Gaussian (size 1 of n) or better, and
     RDP composes adaptively.
     """
-    validate_delta(delta)
+    check_delta(delta)
     step = dp_accounting.SampledWithoutReplacementDpEvent(
         event.n, 1, dp_accounting.GaussianDpEvent(event.sigma / event.sensitivity))
     epsilon, order = _rdp_epsilon(step, int(event.steps), delta, SCO_ORDERS)
@@ -230,16 +230,14 @@ def exposure_probability(n: int, released: str = "output") -> float:
 
 def single_use_delta(event: SCOEvent, epsilon: float, released: str = "output") -> float:
     """δ(ε) ≤ p·δ_G(ε; S/σ), p = :func:`exposure_probability` ((⌈n/2⌉ − 1)/n for the output; module note)."""
-    epsilon = float(epsilon)
-    if not (math.isfinite(epsilon) and epsilon >= 0):
-        raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}.")
+    epsilon = check_epsilon(epsilon, zero=True)
     return exposure_probability(event.n, released) * float(gdp_delta(epsilon, event.sensitivity / event.sigma))
 
 
 def single_use_epsilon(event: SCOEvent, delta: float, released: str = "output") -> float:
     """Smallest ε with :func:`single_use_delta` ≤ ``delta`` (0 when δ ≥ the exposure probability p:
     the record's absence from the release alone suffices; always 0 for the output at n = 2)."""
-    validate_delta(delta)
+    check_delta(delta)
     exposure = exposure_probability(event.n, released)
     if delta >= exposure:
         return 0.0
@@ -289,9 +287,7 @@ def calibrate_sco_sigma(n: int, sensitivity: float, epsilon: float, delta: float
         For n = 2 (the output is w_0 = 0 whatever the data, so every σ gives (0, 0): pass σ), and
         for δ ≥ (⌈n/2⌉ − 1)/n (every σ meets it).
     """
-    validate_delta(delta)
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
+    delta, epsilon = check_delta(delta), check_epsilon(epsilon)
     exposure = exposure_probability(n)
     if exposure == 0.0:
         raise ValueError("with n = 2 records the released output is w_0 = 0 whatever the data (the only gradient "

@@ -48,9 +48,10 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
 from . import gdp
+from ._checks import check_delta, check_epsilon, check_nonnegative, check_open_unit, check_orders
 from .calibration import smallest_noise
 from .noisy_gd import PrivacyAccount
-from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, validate_delta
+from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
 
 __all__ = [
     "SGDSchedule", "STEP_RULES", "make_schedule", "sensitivity_vector", "worst_case_rdp", "mixture_rdp", "proposition2_sensitivity", "rdp_curves",
@@ -99,11 +100,9 @@ def _times(a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
 
 def _vector(name: str, values: ArrayLike) -> NDArray[np.float64]:
     """``orders`` (finite, > 1) or ``sensitivities`` (>= 0, inf allowed) as a non-empty 1-D array."""
-    arr = np.asarray(values, dtype=float)
-    orders = name == "orders"
-    bad = (np.any(~np.isfinite(arr)) or np.any(arr <= 1.0)) if orders else (np.any(np.isnan(arr)) or np.any(arr < 0))
-    if arr.ndim != 1 or arr.size == 0 or bad:
-        raise ValueError(f"{name} must be a non-empty 1-D array of {'finite values > 1' if orders else 'values >= 0'}.")
+    arr = check_orders(values) if name == "orders" else check_nonnegative(values, name, finite=False)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array; got shape {arr.shape}.")
     return arr
 
 
@@ -332,7 +331,7 @@ def account_output_perturbation(
     converted by :func:`rdp.epsilon_from_rdp` (improved), optimised over ``orders``.
     The smaller ε wins; ``candidates`` records both.
     """
-    delta, orders, q = validate_delta(delta), _vector("orders", orders), event.schedule.probabilities
+    delta, orders, q = check_delta(delta), _vector("orders", orders), event.schedule.probabilities
     return _account(event.sensitivities(), q, event.sigma, delta, event.permuted, orders)
 
 
@@ -347,13 +346,10 @@ def calibrate_output_sigma(
     it from σ = max Δ/μ(ε, δ), where the worst-case candidate alone meets the target (Dong, Roth, Su
     2019, arXiv:1905.02383, Cor. 2.13): ``account(...).epsilon <= epsilon`` holds at the returned σ
     (an evaluated point) and fails at σ/(1 + ``rtol``).  ``event.sigma`` is ignored.  ``ValueError``
-    if Δ = 0 (the output does not depend on the data; no σ is needed).
+    if Δ = 0 (the output does not depend on the data; no σ is needed), for ε, δ or ``rtol`` outside
+    their ranges (> 0; (0, 1); (0, 1)), or if no σ within a factor 10¹⁵ of the start is the answer.
     """
-    epsilon = float(epsilon)
-    if not (np.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
-    delta = validate_delta(delta)
-    rtol = _positive_finite("rtol", rtol)
+    epsilon, delta, rtol = check_epsilon(epsilon), check_delta(delta), check_open_unit(rtol, "rtol")
     orders = _vector("orders", orders)
     sens, q = event.sensitivities(), event.schedule.probabilities
     scale = float(np.max(sens))
