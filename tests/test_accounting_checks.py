@@ -28,20 +28,16 @@ def _message(name, valid, value):
     return re.escape(f"{name} must {valid}; got {name}={value!r}.")
 
 
-@pytest.mark.parametrize("value", BAD_EPSILONS)
-def test_epsilon_out_of_range_is_refused_naming_it_and_its_range(value):
-    with pytest.raises(ValueError, match=_message("epsilon", "be finite and > 0", value)):
-        check_epsilon(value)
-    with pytest.raises(ValueError, match=_message("target", "be finite and > 0", value)):
-        check_positive(value, "target")
-
-
-@pytest.mark.parametrize("value", BAD_DELTAS)
-def test_delta_out_of_range_is_refused_naming_it_and_its_range(value):
-    with pytest.raises(ValueError, match=_message("delta", "lie in the open interval (0, 1)", value)):
-        check_delta(value)
-    with pytest.raises(ValueError, match=_message("rtol", "lie in the open interval (0, 1)", value)):
-        check_open_unit(value, "rtol")
+@pytest.mark.parametrize("named, generic, name, other, valid, value",
+                         [(check_epsilon, check_positive, "epsilon", "target", "be finite and > 0", v)
+                          for v in BAD_EPSILONS]
+                         + [(check_delta, check_open_unit, "delta", "rtol", "lie in the open interval (0, 1)", v)
+                            for v in BAD_DELTAS])
+def test_a_value_out_of_range_is_refused_naming_it_and_its_range(named, generic, name, other, valid, value):
+    with pytest.raises(ValueError, match=_message(name, valid, value)):
+        named(value)
+    with pytest.raises(ValueError, match=_message(other, valid, value)):
+        generic(value, other)
 
 
 def test_accepted_values_come_back_as_floats():

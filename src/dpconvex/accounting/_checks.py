@@ -9,6 +9,8 @@ of the library.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -20,21 +22,21 @@ def _refuse(name: str, valid: str, value: object) -> ValueError:
     return ValueError(f"{name} must {valid}; got {name}={value!r}.")
 
 
-def _floats(value: ArrayLike, name: str, valid: str) -> NDArray[np.float64]:
-    """``value`` as a float array; a value that is not a number is refused like one out of range."""
+def _checked(value: ArrayLike, name: str, valid: str, ok: Callable[[NDArray[np.float64]], object], *,
+             scalar: bool) -> NDArray[np.float64]:
+    """``value`` as a float array if ``ok`` holds for it (and it is 0-d when ``scalar``), else the error.
+
+    A value that is not a number (a string, an object) is refused like one out of range.
+    """
     if isinstance(value, (str, bytes)):
         raise _refuse(name, valid, value)
     try:
-        return np.asarray(value, dtype=float)
+        arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise _refuse(name, valid, value) from None
-
-
-def _scalar(value: float, name: str, valid: str) -> float:
-    arr = _floats(value, name, valid)
-    if arr.ndim != 0:
+    if (scalar and arr.ndim != 0) or not ok(arr):
         raise _refuse(name, valid, value)
-    return float(arr)
+    return arr
 
 
 def check_positive(value: float, name: str, *, zero: bool = False) -> float:
@@ -54,10 +56,8 @@ def check_positive(value: float, name: str, *, zero: bool = False) -> float:
     float
     """
     valid = "be finite and >= 0" if zero else "be finite and > 0"
-    number = _scalar(value, name, valid)
-    if not (np.isfinite(number) and (number >= 0.0 if zero else number > 0.0)):
-        raise _refuse(name, valid, value)
-    return number
+    return float(_checked(value, name, valid, lambda x: np.isfinite(x) and (x >= 0.0 if zero else x > 0.0),
+                          scalar=True))
 
 
 def check_epsilon(epsilon: float, name: str = "epsilon", *, zero: bool = False) -> float:
@@ -79,11 +79,7 @@ def check_open_unit(value: float, name: str) -> float:
     -------
     float
     """
-    valid = "lie in the open interval (0, 1)"
-    number = _scalar(value, name, valid)
-    if not 0.0 < number < 1.0:
-        raise _refuse(name, valid, value)
-    return number
+    return float(_checked(value, name, "lie in the open interval (0, 1)", lambda x: 0.0 < x < 1.0, scalar=True))
 
 
 def check_delta(delta: float, name: str = "delta") -> float:
@@ -108,10 +104,7 @@ def check_nonnegative(values: ArrayLike, name: str, *, finite: bool = True) -> N
     ndarray
     """
     valid = "be finite and >= 0" if finite else "be >= 0 (not nan)"
-    arr = _floats(values, name, valid)
-    if np.any(np.isnan(arr)) or np.any(arr < 0.0) or (finite and np.any(np.isinf(arr))):
-        raise _refuse(name, valid, values)
-    return arr
+    return _checked(values, name, valid, lambda x: np.all((x >= 0.0) & (np.isfinite(x) | (not finite))), scalar=False)
 
 
 def check_orders(orders: ArrayLike, name: str = "orders") -> NDArray[np.float64]:
@@ -128,8 +121,4 @@ def check_orders(orders: ArrayLike, name: str = "orders") -> NDArray[np.float64]
     -------
     ndarray
     """
-    valid = "be finite and > 1"
-    arr = _floats(orders, name, valid)
-    if np.any(~np.isfinite(arr)) or np.any(arr <= 1.0):
-        raise _refuse(name, valid, orders)
-    return arr
+    return _checked(orders, name, "be finite and > 1", lambda x: np.all(np.isfinite(x) & (x > 1.0)), scalar=False)
