@@ -432,8 +432,9 @@ def calibrate_sigma(
         For ε or δ outside their ranges, a ``bound`` that does not apply, ``event.sensitivity`` = 0
         (θ_K does not depend on the data: no σ is needed), or no σ ≤ 10¹² meeting the target.
     """
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if orders is DEFAULT_ORDERS:
-        return _calibrate_default_orders(event, float(epsilon), float(delta), bound, float(rtol))
+        return _calibrate_default_orders(event, epsilon, delta, bound, float(rtol))
     return _calibrate(event, epsilon, delta, bound, orders, rtol)
 
 
@@ -443,7 +444,6 @@ def _calibrate_default_orders(event: NoisyGDEvent, epsilon: float, delta: float,
 
 
 def _calibrate(event: NoisyGDEvent, epsilon: float, delta: float, bound: str, orders: ArrayLike, rtol: float) -> float:
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     names = applicable_bounds(event) if bound == "best" else [_require(event, bound).name]
     if event.sensitivity == 0:
         raise ValueError("sensitivity must be > 0 to calibrate sigma (S_g = 0: θ_K does not depend on the data, "
