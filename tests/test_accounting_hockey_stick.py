@@ -83,6 +83,17 @@ def test_mechanism_deltas_and_contraction_helpers():
     assert hs.gradient_step_lipschitz(0.5, 4.0, 1.0) == pytest.approx(1.0)
 
 
+def test_infinite_gamma_gives_zero_not_nan():
+    # e^ε overflows to γ = ∞ for ε > 709.78: E_∞ of two Gaussians is 0 (1 only for disjoint supports,
+    # r = ∞).  It was nan, which a search must refuse (it is neither too much nor enough).
+    np.testing.assert_array_equal(hs.gaussian_hockey_stick(np.inf, [0.0, 2.0, np.inf]), [0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(hs.log_gaussian_hockey_stick(np.inf, [0.0, 2.0, np.inf]), [-np.inf, -np.inf, 0.0])
+    for epsilon in (709.0, 710.0, 1e4):
+        assert float(hs.gaussian_mechanism_delta(epsilon, 1.0, 1.0)) == 0.0
+        assert float(hs.pnsgd_gaussian_delta(epsilon, **KW, record=8, sigma=1.0)) == 0.0
+        assert float(hs.pnsgd_random_stop_delta(epsilon, **KW, sigma=1.0)) == 0.0
+
+
 @settings(max_examples=60, deadline=None)
 @given(mu=st.floats(0.05, 10.0), delta=st.floats(1e-12, 0.5))
 def test_epsilon_for_delta_never_understates(mu, delta):

@@ -112,10 +112,26 @@ def test_every_bound_is_monotone_in_iterations_and_noise(event, factor):
 @settings(max_examples=60, deadline=None)
 @given(event=events, target=st.floats(0.01, 10.0), delta=st.floats(1e-12, 1e-2))
 def test_calibration_never_overshoots_and_is_tight(event, target, delta):
-    sigma = acc.calibrate_sigma(event, target, delta, rtol=1e-4)
+    rtol = 1e-4
+    sigma = acc.calibrate_sigma(event, target, delta, rtol=rtol)
     assert acc.account(dataclasses.replace(event, sigma=sigma), delta).epsilon <= target
-    # 1% less noise must break the target (the search is not wastefully conservative).
-    assert acc.account(dataclasses.replace(event, sigma=sigma * 0.99), delta).epsilon > target
+    # Minimal to rtol: σ/(1 + rtol) already breaks the target (ε is non-increasing in σ, and the search
+    # evaluated a point at least that large that breaks it).
+    assert acc.account(dataclasses.replace(event, sigma=sigma / (1 + rtol)), delta).epsilon > target
+
+
+@pytest.mark.parametrize("bound", ["best", "composition", "corollary1", "gdp", "shifted-interpolation"])
+@pytest.mark.parametrize("epsilon, delta", [(0.05, 1e-8), (1.0, 1e-5), (8.0, 1e-10)])
+def test_calibration_of_each_bound_never_overshoots_and_is_minimal(bound, epsilon, delta):
+    rtol = 1e-6
+    sigma = acc.calibrate_sigma(BASE, epsilon, delta, bound=bound, rtol=rtol)
+    assert acc.account(dataclasses.replace(BASE, sigma=sigma), delta, bound=bound).epsilon <= epsilon
+    assert acc.account(dataclasses.replace(BASE, sigma=sigma / (1 + rtol)), delta, bound=bound).epsilon > epsilon
+
+
+def test_calibration_refuses_a_run_that_needs_no_noise():
+    with pytest.raises(ValueError, match="sensitivity must be > 0"):
+        acc.calibrate_sigma(dataclasses.replace(BASE, sensitivity=0.0), 1.0, 1e-5)
 
 
 def test_calibration_with_a_named_bound_uses_that_bound():

@@ -133,8 +133,13 @@ def test_certificate_meets_target_and_carries_the_per_record_profile(random_stop
     assert expected in cert.theorem
     if not random_stop:  # the last record's bound is one Gaussian/Laplace mechanism: no hidden-state gain
         assert cert.composition_epsilon == pytest.approx(cert.epsilon, rel=1e-6)
-    else:  # random stopping can only help (equal when θ_c ≈ 1, as with this large diameter)
-        assert cert.composition_epsilon >= cert.epsilon
+    else:  # random stopping can only help: Thm 5's δ(ε) = θ₁·(1/n)Σθ_c^k is at most the one step's θ₁ (θ_c ≤ 1),
+        # so the exact ε are ordered; with this large diameter θ_c ≈ 1 and the two curves agree to rounding.
+        # Each computed ε is a search (calibration.smallest_epsilon) returning an evaluated point at most
+        # 1e-10·max(1, ε) above its curve's exact ε, and the adaptive search evaluates different points on
+        # the two curves (the fixed-grid bisection it replaced evaluated the same grid for both, which kept
+        # the order), so the two results may cross by up to that tolerance (measured: 4e-15 here).
+        assert cert.composition_epsilon >= cert.epsilon - 1e-10 * max(1.0, cert.epsilon)
 
 
 def test_random_stop_needs_less_noise_for_the_same_target():

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 from numpy.typing import NDArray
 
+from .accounting._checks import check_delta, check_epsilon
 from .exceptions import PrivacyLeakWarning
 from .losses import row_norms
 
@@ -17,11 +18,17 @@ __all__ = ["check_privacy_budget", "check_training_data", "enforce_norm_bound", 
 
 
 def check_privacy_budget(epsilon: float, delta: float) -> None:
-    """Raise ``ValueError`` unless ε is finite and > 0 and δ ∈ (0, 1)."""
-    if not (isinstance(epsilon, numbers.Real) and np.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be a finite number > 0; got {epsilon!r}.")
-    if not (isinstance(delta, numbers.Real) and 0.0 < delta < 1.0):
-        raise ValueError(f"delta must lie in the open interval (0, 1); got {delta!r}.")
+    """Raise ``ValueError`` unless ε is a finite real number > 0 and δ a real number in (0, 1).
+
+    The ranges are the accountants' own (:func:`dpconvex.accounting._checks.check_epsilon`,
+    :func:`~dpconvex.accounting._checks.check_delta`); on top of them a mechanism's budget must be a
+    real number (not an array or a string).
+    """
+    for name, value in (("epsilon", epsilon), ("delta", delta)):
+        if not isinstance(value, numbers.Real):
+            raise ValueError(f"{name} must be a real number; got {name}={value!r}.")
+    check_epsilon(epsilon)
+    check_delta(delta)
 
 
 def check_training_data(X: NDArray, y: NDArray) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

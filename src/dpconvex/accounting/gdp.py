@@ -12,14 +12,17 @@ References
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import brentq
-from scipy.special import log_ndtr, ndtr
+from scipy.special import log_ndtr, ndtr, ndtri
 
-__all__ = ["gdp_delta", "gdp_epsilon", "gdp_mu", "gdp_rdp", "noisy_gd_mu", "gd_contraction"]
+from ._checks import check_delta, check_epsilon, check_nonnegative
+from .calibration import smallest_epsilon, smallest_noise
+
+__all__ = ["RTOL", "gdp_delta", "gdp_epsilon", "gdp_mu", "gdp_rdp", "noisy_gd_mu", "gd_contraction"]
 
 
 def gdp_delta(epsilon: ArrayLike, mu: ArrayLike) -> NDArray[np.float64]:
@@ -29,12 +32,8 @@ def gdp_delta(epsilon: ArrayLike, mu: ArrayLike) -> NDArray[np.float64]:
     so that large ε does not overflow.  ``mu = 0`` gives δ = 0; ``mu = inf`` gives δ = 1.
     Vectorised over both arguments.
     """
-    eps = np.asarray(epsilon, dtype=float)
-    mu_arr = np.asarray(mu, dtype=float)
-    if np.any(eps < 0) or np.any(np.isnan(eps)):
-        raise ValueError("epsilon must be >= 0.")
-    if np.any(mu_arr < 0) or np.any(np.isnan(mu_arr)):
-        raise ValueError("mu must be >= 0.")
+    eps = check_nonnegative(epsilon, "epsilon", finite=False)
+    mu_arr = check_nonnegative(mu, "mu", finite=False)
     with np.errstate(divide="ignore", invalid="ignore"):
         a = -eps / mu_arr + mu_arr / 2.0
         b = -eps / mu_arr - mu_arr / 2.0
@@ -44,52 +43,76 @@ def gdp_delta(epsilon: ArrayLike, mu: ArrayLike) -> NDArray[np.float64]:
     return np.clip(delta, 0.0, 1.0)
 
 
+#: Relative tolerance of :func:`gdp_epsilon` and :func:`gdp_mu` (their searches' own), hence the
+#: accuracy to which a calibration on a GDP curve can ask for σ: below it the computed ε is not
+#: reliably monotone in σ.
+RTOL = 1e-12
+
+
 @lru_cache(maxsize=4096)  # pure in (delta, mu); accountants re-ask for the same pair on every fit
 def gdp_epsilon(delta: float, mu: float) -> float:
     """Smallest ε ≥ 0 with δ(ε) ≤ ``delta`` for a μ-GDP mechanism (inverse of :func:`gdp_delta`).
 
-    δ(ε) is continuous and strictly decreasing in ε, so the root is found by Brent's method and
-    then nudged upward until ``gdp_delta(ε, μ) ≤ delta`` holds in floating point: the returned ε
-    never understates the privacy loss.
+    :func:`.calibration.smallest_epsilon` (the library's one ε-at-δ search) to within
+    :data:`RTOL`·max(1, ε), so the returned ε is an evaluated point with ``gdp_delta(ε, μ) <= delta``
+    in floating point: it never understates the privacy loss.  Start: Cor. 2.13's first term
+    Φ(−ε/μ + μ/2) bounds δ(ε) from above and equals ``delta`` at ε₀ = μ(μ/2 − Φ⁻¹(δ)), so ε₀ is at or
+    above the answer (and close to it where the second term is small); only the number of
+    evaluations depends on it.
+
+    Parameters
+    ----------
+    delta : float
+        Target δ, in (0, 1).
+    mu : float
+        GDP parameter, >= 0 (``inf`` gives ε = inf).
+
+    Returns
+    -------
+    float
+        ε, 0.0 when δ(0) ≤ ``delta`` already.
     """
-    delta = float(delta)
-    mu = float(mu)
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must lie in the open interval (0, 1); got {delta!r}.")
-    if mu < 0 or np.isnan(mu):
-        raise ValueError(f"mu must be >= 0; got {mu!r}.")
+    delta = check_delta(delta)
+    mu = float(check_nonnegative(mu, "mu", finite=False))
     if np.isinf(mu):
         return float("inf")
-    if gdp_delta(0.0, mu) <= delta:
-        return 0.0
-    hi = max(1.0, mu * mu)
-    while gdp_delta(hi, mu) > delta:
-        hi *= 2.0
-    eps = brentq(lambda e: float(gdp_delta(e, mu)) - delta, 0.0, hi, xtol=1e-14, rtol=1e-12)
-    while gdp_delta(eps, mu) > delta:
-        eps = np.nextafter(eps, np.inf) * (1.0 + 1e-12)
-    return float(eps)
+    start = mu * (0.5 * mu - float(ndtri(delta)))  # ≤ 0 only if δ(0) ≤ delta, answered before it is used
+    return smallest_epsilon(lambda e: float(gdp_delta(e, mu)), delta, rtol=RTOL, epsilon_max=1e300,
+                            start=start if start > 0 else 1.0)
 
 
 @lru_cache(maxsize=4096)  # pure in (epsilon, delta)
 def gdp_mu(epsilon: float, delta: float) -> float:
     """Largest μ such that μ-GDP implies (ε, δ)-DP: the root of δ(ε; μ) = δ (Cor. 2.13).
 
-    δ(ε; μ) is increasing in μ, so Brent's method brackets it; the result is nudged downward until
-    ``gdp_delta(epsilon, μ) <= delta`` holds in floating point.
+    δ(ε; μ) increases in μ, and μ is the sensitivity-1 Gaussian's 1/σ, so the answer is 1/σ for
+    the smallest noise σ with δ(ε; 1/σ) ≤ δ: :func:`.calibration.smallest_noise` (the library's one
+    calibration, ``tolerance="noise"``, to within a factor 1 + :data:`RTOL`).  The returned μ is an
+    evaluated point with ``gdp_delta(epsilon, μ) <= delta`` in floating point.  Start: the μ₀ at
+    which Cor. 2.13's first term Φ(−ε/μ + μ/2) equals δ, μ₀ = q + √(q² + 2ε) with q = Φ⁻¹(δ)
+    (written 2ε/(√(q² + 2ε) − q) for q < 0, without cancellation); the first term bounds δ(ε; μ)
+    from above, so μ₀ meets the target and the answer is at most a little above it.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ε, finite and > 0.
+    delta : float
+        Target δ, in (0, 1).
+
+    Returns
+    -------
+    float
+        μ > 0.
     """
-    epsilon, delta = float(epsilon), float(delta)
-    if not (np.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must lie in the open interval (0, 1); got {delta!r}.")
-    hi = 1.0
-    while gdp_delta(epsilon, hi) < delta:
-        hi *= 2.0
-    mu = brentq(lambda m: float(gdp_delta(epsilon, m)) - delta, 0.0, hi, xtol=1e-15, rtol=1e-13)
-    while gdp_delta(epsilon, mu) > delta:
-        mu = np.nextafter(mu, 0.0) * (1.0 - 1e-12)
-    return float(mu)
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    q = float(ndtri(delta))
+    root = math.hypot(q, math.sqrt(2.0 * epsilon))
+    mu0 = 2.0 * epsilon / (root - q) if q < 0 else q + root
+    start = min(1.0 / max(mu0, 1e-300), 1e300)
+    sigma = smallest_noise(lambda s: float(gdp_delta(epsilon, 1.0 / s)), delta, start, rtol=RTOL,
+                           tolerance="noise", floor=1e-300, ceiling=1e300)
+    return 1.0 / sigma
 
 
 def gdp_rdp(orders: ArrayLike, mu: float) -> NDArray[np.float64]:

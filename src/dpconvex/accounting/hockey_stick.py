@@ -39,11 +39,12 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import erfcx, log_ndtr, ndtr
+from scipy.special import erfcx, log_ndtr
 
-from .gdp import gd_contraction, gdp_delta
+from ._checks import check_delta, check_nonnegative
+from .calibration import smallest_epsilon, smallest_noise
+from .gdp import gd_contraction, gdp_delta, gdp_mu
 from .noisy_gd import PrivacyAccount
-from .rdp import validate_delta
 
 __all__ = [
     "gaussian_hockey_stick",
@@ -74,28 +75,17 @@ def _gamma(gamma: ArrayLike) -> NDArray[np.float64]:
     return g
 
 
-def _nonneg(name: str, value: ArrayLike) -> NDArray[np.float64]:
-    v = np.asarray(value, dtype=float)
-    if np.any(np.isnan(v)) or np.any(v < 0.0):
-        raise ValueError(f"{name} must be >= 0; got {value!r}.")
-    return v
-
-
-def _epsilon(epsilon: ArrayLike) -> NDArray[np.float64]:
-    eps = np.asarray(epsilon, dtype=float)
-    if np.any(~np.isfinite(eps)) or np.any(eps < 0.0):
-        raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}.")
-    return eps
-
-
 def gaussian_hockey_stick(gamma: ArrayLike, r: ArrayLike) -> NDArray[np.float64]:
     """θ_γ(r) = Q(log γ/r − r/2) − γ Q(log γ/r + r/2) (Asoodeh et al., arXiv:2001.06546, Def. 1).
 
     Equals E_γ(N(m₁, σ²I)‖N(m₂, σ²I)) with r = ‖m₁ − m₂‖/σ (Lemma 2); θ_γ(0) = 0, θ_γ(∞) = 1.
-    Evaluated as ``gdp.gdp_delta(log γ, r)`` (the same formula, Dong et al. Cor. 2.13).
+    Evaluated as ``gdp.gdp_delta(log γ, r)`` (the same formula, Dong et al. Cor. 2.13); γ = ∞ (e^ε
+    overflowed) gives θ = 0 for finite r and 1 for r = ∞ (disjoint supports).
     """
-    with np.errstate(over="ignore"):  # r → 0⁺ overflows log γ / r to inf, which is handled
-        return gdp_delta(np.log(_gamma(gamma)), _nonneg("r", r))
+    g, r_arr = np.broadcast_arrays(_gamma(gamma), check_nonnegative(r, "r", finite=False))
+    with np.errstate(over="ignore", invalid="ignore"):  # r → 0⁺ overflows log γ / r to inf, which is handled
+        theta = gdp_delta(np.log(g), r_arr)
+    return np.where(np.isinf(g), np.where(np.isinf(r_arr), 1.0, 0.0), theta)
 
 
 def log_gaussian_hockey_stick(gamma: ArrayLike, r: ArrayLike) -> NDArray[np.float64]:
@@ -105,10 +95,11 @@ def log_gaussian_hockey_stick(gamma: ArrayLike, r: ArrayLike) -> NDArray[np.floa
     γQ(b)/Q(a) = erfcx(b/√2)/erfcx(a/√2) and
     ``log θ = log Q(a) + log((erfcx(a/√2) − erfcx(b/√2))/erfcx(a/√2))`` — no overflow and no
     exp(−a²/2) underflow.  For a ≤ 0, θ is not small (θ ≥ θ₁-type values) and the direct form is used.
-    Returns −inf where θ = 0 (r = 0) or where the relative gap (~ r²/log γ) is below float resolution.
+    Returns −inf where θ = 0 (r = 0, or γ = ∞ with r finite) or where the relative gap (~ r²/log γ)
+    is below float resolution.
     """
     g = _gamma(gamma)
-    r_arr = _nonneg("r", r)
+    r_arr = check_nonnegative(r, "r", finite=False)
     g, r_arr = np.broadcast_arrays(g, r_arr)
     log_g = np.log(g)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -119,7 +110,7 @@ def log_gaussian_hockey_stick(gamma: ArrayLike, r: ArrayLike) -> NDArray[np.floa
         with np.errstate(over="ignore"):
             direct = np.log(gdp_delta(log_g, r_arr))
     out = np.where(a > 0.0, tail, direct)
-    out = np.where(r_arr == 0.0, -np.inf, out)
+    out = np.where((r_arr == 0.0) | np.isinf(g), -np.inf, out)  # θ_∞(r) = 0 for finite r
     return np.where(np.isinf(r_arr), 0.0, out)
 
 
@@ -149,42 +140,26 @@ def gaussian_mechanism_delta(epsilon: ArrayLike, sensitivity: ArrayLike, sigma: 
     """Tight δ(ε) of the Gaussian mechanism: θ_{e^ε}(Δ/σ) (arXiv:2001.06546, Thm 1 + Lemma 2)."""
     sig = _positive("sigma", sigma)
     with np.errstate(over="ignore"):  # γ = inf for huge ε is handled (E_γ = 0)
-        gamma = np.exp(_epsilon(epsilon))
-    return gaussian_hockey_stick(gamma, _nonneg("sensitivity", sensitivity) / sig)
+        gamma = np.exp(check_nonnegative(epsilon, "epsilon"))
+    return gaussian_hockey_stick(gamma, check_nonnegative(sensitivity, "sensitivity", finite=False) / sig)
 
 
 def laplace_mechanism_delta(epsilon: ArrayLike, sensitivity: ArrayLike, scale: ArrayLike) -> NDArray[np.float64]:
     """Tight δ(ε) of the 1-D Laplace mechanism (arXiv:2001.06546, Thm 1 + Lemma 1)."""
-    return laplace_hockey_stick(np.exp(_epsilon(epsilon)), _nonneg("sensitivity", sensitivity), scale)
+    gamma = np.exp(check_nonnegative(epsilon, "epsilon"))
+    return laplace_hockey_stick(gamma, check_nonnegative(sensitivity, "sensitivity", finite=False), scale)
 
 
 def epsilon_for_delta(
     delta_fn: Callable[[float], float], delta: float, *, epsilon_max: float = 1.0e4, rtol: float = 1e-10
 ) -> float:
-    """Smallest ε (up to ``rtol``) with ``delta_fn(ε) ≤ delta``, for non-increasing δ(ε) (Thm 1).
+    """Smallest ε (up to ``rtol``·max(1, ε)) with ``delta_fn(ε) ≤ delta``, for non-increasing δ(ε) (Thm 1).
 
-    Bisection keeps an upper end ``hi`` with ``delta_fn(hi) ≤ delta`` and returns it, so ε is never
-    understated.  Returns ``inf`` if even ``epsilon_max`` does not reach ``delta``.
+    :func:`.calibration.smallest_epsilon` (the library's one ε-at-δ search): the returned ε is an
+    evaluated point with ``delta_fn(ε) ≤ delta``, so ε is never understated.  Returns ``inf`` if even
+    ``epsilon_max`` does not reach ``delta``.
     """
-    delta = validate_delta(delta)
-    if float(delta_fn(0.0)) <= delta:
-        return 0.0
-    lo, hi = 0.0, 1.0
-    while float(delta_fn(hi)) > delta:
-        lo, hi = hi, 2.0 * hi
-        if hi > epsilon_max:
-            return float("inf") if float(delta_fn(epsilon_max)) > delta else _bisect(delta_fn, delta, lo, epsilon_max, rtol)
-    return _bisect(delta_fn, delta, lo, hi, rtol)
-
-
-def _bisect(delta_fn: Callable[[float], float], delta: float, lo: float, hi: float, rtol: float) -> float:
-    while hi - lo > rtol * max(1.0, hi):
-        mid = 0.5 * (lo + hi)
-        if float(delta_fn(mid)) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return float(hi)
+    return smallest_epsilon(delta_fn, check_delta(delta), rtol=rtol, epsilon_max=epsilon_max)
 
 
 def projected_gaussian_contraction(gamma: ArrayLike, diameter: float, sigma: float) -> NDArray[np.float64]:
@@ -228,7 +203,7 @@ def _check_n_record(n: int, record: int | None) -> None:
 
 def _log_factors(epsilon, n, lipschitz, smoothness, strong_convexity, step_size, diameter, sigma, scale, dimension=1):
     """(log first-step E_γ, log per-step contraction) for Gaussian (σ) or Laplace (b) noise."""
-    eps = _epsilon(epsilon)
+    eps = check_nonnegative(epsilon, "epsilon")
     _check_n_record(n, None)
     _check_loss(lipschitz, smoothness, strong_convexity, step_size)
     diameter = float(_positive("diameter", diameter))
@@ -339,11 +314,18 @@ def calibrate_pnsgd_noise(
     """Smallest noise level (σ for ``noise="gaussian"``, the Laplace scale b otherwise) meeting (ε, δ).
 
     The worst record's δ(ε) (Thm 4/3 at t = n, or Thm 5) decreases in the noise level (θ_γ and the
-    Laplace E_γ increase in the distance, and both arguments scale as 1/noise), so a geometric
-    bisection brackets the answer; the upper end of the final bracket is returned, hence the
-    certified δ never exceeds ``delta`` (calibration never overshoots).
+    Laplace E_γ increase in the distance, and both arguments scale as 1/noise), so
+    :func:`.calibration.smallest_noise` (the library's one calibration) finds it to within a factor
+    1 + ``rtol`` (``tolerance="noise"``): the returned level is an evaluated point whose δ is at most
+    ``delta`` (calibration never overshoots), and the level divided by 1 + ``rtol`` exceeds ``delta``.
+
+    Start: the level at which the first-step factor alone meets δ, 2L/μ(ε, δ) for Gaussian noise
+    (Lemma 2 and Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 2.13: θ_{e^ε}(r) ≤ δ iff r ≤ μ(ε, δ);
+    1 at ε = 0) and L/(ε/2 − log(1 − δ)) for Laplace noise (Lemma 1: 1 − √γ e^{−L/b} ≤ δ iff
+    b ≥ L/(ε/2 − log(1 − δ))).  The contraction factors are at most 1 and Thm 5's average is at
+    most θ₁, so the answer is at most the start; only the number of evaluations depends on it.
     """
-    validate_delta(delta)
+    check_delta(delta)
     if noise not in ("gaussian", "laplace"):
         raise ValueError(f"noise must be 'gaussian' or 'laplace'; got {noise!r}.")
     common = dict(n=n, lipschitz=lipschitz, smoothness=smoothness, strong_convexity=strong_convexity,
@@ -356,19 +338,15 @@ def calibrate_pnsgd_noise(
         fn = pnsgd_gaussian_delta if noise == "gaussian" else pnsgd_laplace_delta
         return float(fn(epsilon, **common, record=n, **{key: level}))
 
-    _epsilon(epsilon)
+    check_nonnegative(epsilon, "epsilon")
     if lipschitz == 0.0:
         raise ValueError("lipschitz must be > 0 to calibrate noise (L = 0 needs no noise).")
-    hi = 1.0
-    while worst(hi) > delta:
-        hi *= 2.0
-    lo = hi / 2.0
-    while worst(lo) <= delta and lo > 1e-300:
-        lo /= 2.0
-    while hi / lo > 1.0 + rtol:
-        mid = np.sqrt(lo * hi)
-        lo, hi = (lo, mid) if worst(mid) <= delta else (mid, hi)
-    return float(hi)
+    _check_loss(lipschitz, smoothness, strong_convexity, step_size)
+    if noise == "gaussian":
+        start = 2.0 * lipschitz / gdp_mu(epsilon, delta) if epsilon > 0 else 1.0
+    else:
+        start = lipschitz / (0.5 * epsilon - np.log1p(-delta))
+    return smallest_noise(worst, delta, float(start), rtol=rtol, tolerance="noise", floor=1e-300, ceiling=1e300)
 
 
 def rdp_baseline_delta(
@@ -382,7 +360,7 @@ def rdp_baseline_delta(
     form; a comparison curve, not a guarantee we certify).  Mironov 2017 (arXiv:1702.07476,
     Prop. 3) optimised over α: δ = exp(−(ε − A_t)²/(4A_t)) for ε ≥ A_t, δ = 1 below.
     """
-    eps = _epsilon(epsilon)
+    eps = check_nonnegative(epsilon, "epsilon")
     _check_n_record(n, record)
     _check_loss(lipschitz, smoothness, strong_convexity, step_size)
     sigma = float(_positive("sigma", sigma))
@@ -409,7 +387,7 @@ def account_pnsgd(
 
     ``record=None`` means the worst record (t = n, or t = 1 with random stopping).  Cached (pure).
     """
-    validate_delta(delta)
+    check_delta(delta)
     common = dict(n=n, lipschitz=lipschitz, smoothness=smoothness, strong_convexity=strong_convexity,
                   step_size=step_size, diameter=diameter)
     if random_stop:

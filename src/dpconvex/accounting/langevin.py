@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._checks import check_orders
+
 __all__ = [
     "theorem2_rdp",
     "corollary1_rdp",
@@ -26,13 +28,6 @@ __all__ = [
     "theorem4_step_size",
     "theorem4_iterations",
 ]
-
-
-def _orders(orders: ArrayLike) -> NDArray[np.float64]:
-    arr = np.asarray(orders, dtype=float)
-    if np.any(arr <= 1.0) or np.any(~np.isfinite(arr)):
-        raise ValueError("orders must be finite and > 1.")
-    return arr
 
 
 def theorem2_rdp(
@@ -53,7 +48,7 @@ def theorem2_rdp(
     """
     if lsi_constant <= 0:
         raise ValueError(f"lsi_constant must be > 0; got {lsi_constant!r}.")
-    alpha = _orders(orders)
+    alpha = check_orders(orders)
     decay = -np.expm1(-(sigma**2) * lsi_constant * step_size * iterations)
     return alpha * sensitivity**2 / (2.0 * lsi_constant * sigma**4 * n**2) * decay
 
@@ -116,7 +111,7 @@ def exact_quadratic_rdp(
     """
     if not 0.0 < step_size < 1.0:
         raise ValueError(f"step_size must lie in (0, 1) for the exact quadratic bound; got {step_size!r}.")
-    alpha = _orders(orders)
+    alpha = check_orders(orders)
     q_k = (1.0 - step_size) ** int(iterations)
     factor = (2.0 - step_size) * (1.0 - q_k) / (1.0 + q_k)
     return alpha * sensitivity**2 / (4.0 * sigma**2 * n**2) * factor
@@ -137,7 +132,7 @@ def composition_rdp(
     Valid for any loss with finite S_g, any start and any projection: it pays as if every iterate
     were published.
     """
-    alpha = _orders(orders)
+    alpha = check_orders(orders)
     return alpha * sensitivity**2 * step_size * iterations / (4.0 * n**2 * sigma**2)
 
 

@@ -56,7 +56,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import gdp, langevin
 from . import shifted_interpolation as si
-from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, validate_delta
+from ._checks import check_delta, check_epsilon
+from .calibration import smallest_noise
+from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
 
 __all__ = [
     "NoisyGDEvent",
@@ -365,7 +367,7 @@ def account(
     over ``orders``; the GDP bound uses its exact δ(ε).  With ``bound="best"`` the smallest ε wins
     and ``candidates`` records every applicable bound's ε.
     """
-    delta = validate_delta(delta)
+    delta = check_delta(delta)
     names = applicable_bounds(event) if bound == "best" else [bound]
     if bound != "best":
         _require(event, bound)
@@ -412,16 +414,27 @@ def calibrate_sigma(
     orders: ArrayLike = DEFAULT_ORDERS,
     rtol: float = 1e-4,
 ) -> float:
-    """Smallest σ (within ``rtol``) whose certificate meets the target; never overshoots.
+    """Smallest σ (within a factor 1 + ``rtol``) whose certificate meets the target; never overshoots.
 
-    Bisection in log σ on ``account(replace(event, sigma=σ), delta, bound=bound).epsilon``, which
-    is non-increasing in σ for every bound.  The returned σ is the upper end of the final
-    bracket, so ``account(...).epsilon <= epsilon`` holds for it exactly (re-checked here).
-    ``event.sigma`` is ignored.  With the default orders the result is cached (the function is
-    pure in its arguments and every fit of a configuration asks for the same σ).
+    ``account(replace(event, sigma=σ), delta, bound=bound).epsilon`` is non-increasing in σ for
+    every bound, so :func:`.calibration.smallest_noise` (the library's one calibration,
+    ``tolerance="noise"``) finds it: the returned σ is a point at which that ε was evaluated and is
+    at most ``epsilon`` (never overshoots), and an evaluated σ' ≥ σ/(1 + ``rtol``) exceeds it.
+    Start: every GDP bound's μ is proportional to 1/σ, so σ_b = μ_b(σ = 1)/μ(ε, δ) meets the
+    target with bound b alone (exactly, up to rounding: Dong, Roth, Su 2019, arXiv:1905.02383,
+    Cor. 2.13); the smallest σ_b, or 1 when no GDP bound applies.  Only the number of accountant
+    calls depends on it.  ``event.sigma`` is ignored.  With the default orders the result is cached
+    (the function is pure in its arguments and every fit of a configuration asks for the same σ).
+
+    Raises
+    ------
+    ValueError
+        For ε or δ outside their ranges, a ``bound`` that does not apply, ``event.sensitivity`` = 0
+        (θ_K does not depend on the data: no σ is needed), or no σ ≤ 10¹² meeting the target.
     """
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if orders is DEFAULT_ORDERS:
-        return _calibrate_default_orders(event, float(epsilon), float(delta), bound, float(rtol))
+        return _calibrate_default_orders(event, epsilon, delta, bound, float(rtol))
     return _calibrate(event, epsilon, delta, bound, orders, rtol)
 
 
@@ -431,28 +444,15 @@ def _calibrate_default_orders(event: NoisyGDEvent, epsilon: float, delta: float,
 
 
 def _calibrate(event: NoisyGDEvent, epsilon: float, delta: float, bound: str, orders: ArrayLike, rtol: float) -> float:
-    epsilon = float(epsilon)
-    if not (np.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
-    delta = validate_delta(delta)
+    names = applicable_bounds(event) if bound == "best" else [_require(event, bound).name]
+    if event.sensitivity == 0:
+        raise ValueError("sensitivity must be > 0 to calibrate sigma (S_g = 0: θ_K does not depend on the data, "
+                         "no noise is needed); got 0.")
 
     def eps_at(sigma: float) -> float:
         return account(dataclasses.replace(event, sigma=sigma), delta, bound=bound, orders=orders).epsilon
 
-    lo, hi = 1e-3, 1.0
-    while eps_at(hi) > epsilon:
-        lo, hi = hi, hi * 10.0
-        if hi > 1e12:
-            raise ValueError("no noise level reaches the target epsilon; check the run's parameters.")
-    while eps_at(lo) <= epsilon:
-        lo, hi = lo / 10.0, lo
-        if lo < 1e-300:
-            return hi
-    while hi / lo > 1.0 + rtol:
-        mid = float(np.sqrt(lo * hi))
-        if eps_at(mid) <= epsilon:
-            hi = mid
-        else:
-            lo = mid
-    assert eps_at(hi) <= epsilon
-    return hi
+    unit = dataclasses.replace(event, sigma=1.0)
+    mus = [BOUNDS[name].gdp_mu(unit) for name in names if BOUNDS[name].gdp_mu is not None]
+    start = min(mus) / gdp.gdp_mu(epsilon, delta) if mus else 1.0
+    return smallest_noise(eps_at, epsilon, start, rtol=rtol, tolerance="noise", floor=1e-300, ceiling=1e12)

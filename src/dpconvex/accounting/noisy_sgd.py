@@ -103,10 +103,10 @@ from functools import lru_cache
 import numpy as np
 
 from . import calibration, gdp
+from ._checks import check_delta, check_epsilon, check_open_unit
 from . import noisy_sgd_bounds as nb
 from . import shifted_interpolation as si
 from .noisy_gd import EVERY_ITERATE, HIDDEN_STATE, PrivacyAccount, bound_notes
-from .rdp import validate_delta
 
 __all__ = [
     "BATCHINGS", "NoisySGDEvent", "SGDBound", "BOUNDS", "EXCLUDED", "unmet_conditions",
@@ -410,7 +410,7 @@ def gdp_mu(event: NoisySGDEvent, bound: str) -> float:
 def epsilon_of(event: NoisySGDEvent, bound: str, delta: float) -> float:
     """ε at ``delta`` of one named bound (exact δ(ε) of GDP, Dong, Roth, Su 2019, Cor. 2.13)."""
     b = _require(event, bound)
-    delta = validate_delta(delta)
+    delta = check_delta(delta)
     return gdp.gdp_epsilon(delta, b.mu(event)) if b.mu is not None else b.epsilon(event, delta)
 
 
@@ -422,7 +422,7 @@ def delta_of(event: NoisySGDEvent, bound: str, epsilon: float) -> float:
 
 def account(event: NoisySGDEvent, delta: float, *, bound: str = "best") -> PrivacyAccount:
     """(ε, δ)-DP of a noisy SGD run: one named bound, or the smallest ε over every applicable bound."""
-    delta = validate_delta(delta)
+    delta = check_delta(delta)
     names = applicable_bounds(event) if bound == "best" else [_require(event, bound).name]
     candidates = {name: epsilon_of(event, name, delta) for name in names}
     winner = min(candidates, key=candidates.get)
@@ -442,36 +442,28 @@ def composition_epsilon(event: NoisySGDEvent, delta: float) -> float:
 
 
 def _calibrate_one(event: NoisySGDEvent, bound: str, epsilon: float, delta: float, rtol: float) -> float:
-    def meets(sigma: float) -> bool:
-        return epsilon_of(dataclasses.replace(event, sigma=sigma), bound, delta) <= epsilon
+    """Smallest σ meeting (ε, δ) with ``bound`` alone: :func:`.calibration.smallest_noise` on its ε.
 
-    b = BOUNDS[bound]
-    if b.mu is not None or event.batching != "poisson":
-        # μ ∝ 1/σ and δ(ε; μ) increases in μ: σ* = μ(σ = 1)/μ_target exactly, nudged up if rounding bites.
-        mu_unit = gdp_mu(dataclasses.replace(event, sigma=1.0), bound)
-        sigma = mu_unit / gdp.gdp_mu(epsilon, delta)
-        while not meets(sigma):
-            sigma = np.nextafter(sigma, np.inf) * (1.0 + 1e-12)
-        return float(sigma)
-    return _calibrate_poisson(event, bound, epsilon, delta, rtol)
-
-
-def _calibrate_poisson(event: NoisySGDEvent, bound: str, epsilon: float, delta: float, rtol: float) -> float:
-    """Smallest σ (to ``rtol``) whose PLD ε meets the target, by :func:`.calibration.smallest_noise`.
-
-    Start: the central-limit noise (:func:`.noisy_sgd_bounds.poisson_clt_noise_multiplier`, within
-    a few per cent of the answer at ε ≲ 0.5, up to 40 % above it at ε ≳ 1, where few steps hold the
-    record and the composition is far from Gaussian).  First-step slope of log ε in log σ: the
-    central-limit model's, moved halfway to −1 and capped at −3 (the PLD's own slope measured on
-    runs of Adult's size is −1 at ε ≲ 0.5 and −2 … −3 at ε ≥ 2, shallower than the model's).  Only
-    the number of accountant calls depends on these choices, never the certificate.
+    GDP bounds (and composition with disjoint batches): μ ∝ 1/σ and δ(ε; μ) increases in μ, so
+    σ* = μ(σ = 1)/μ(ε, δ) (Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 2.13); from there the search
+    brackets it to a factor 1 + :data:`.gdp.RTOL` (``tolerance="noise"``), absorbing the rounding.
+    Poisson PLD: ε within ``rtol`` (the value window).  Start: the central-limit noise
+    (:func:`.noisy_sgd_bounds.poisson_clt_noise_multiplier`, within a few per cent of the answer at
+    ε ≲ 0.5, up to 40 % above it at ε ≳ 1, where few steps hold the record and the composition is
+    far from Gaussian).  First-step slope of log ε in log σ: the central-limit model's, moved
+    halfway to −1 and capped at −3 (the PLD's own slope measured on runs of Adult's size is −1 at
+    ε ≲ 0.5 and −2 … −3 at ε ≥ 2, shallower than the model's).  Only the number of accountant calls
+    depends on these choices, never the certificate.
     """
     def epsilon_at(sigma: float) -> float:
         return epsilon_of(dataclasses.replace(event, sigma=sigma), bound, delta)
 
+    mu = gdp.gdp_mu(epsilon, delta)
+    if BOUNDS[bound].mu is not None or event.batching != "poisson":
+        start = gdp_mu(dataclasses.replace(event, sigma=1.0), bound) / mu
+        return calibration.smallest_noise(epsilon_at, epsilon, start, rtol=gdp.RTOL, tolerance="noise")
     rate, _, steps = _poisson_args(event)
     scale = event.sensitivity / 2.0
-    mu = gdp.gdp_mu(epsilon, delta)
     start = scale * nb.poisson_clt_noise_multiplier(rate, steps, mu)
     model = nb.poisson_clt_slope(rate, start / scale, steps, delta)
     slope = -min(3.0, 1.0 + 0.5 * (abs(model) - 1.0)) if math.isfinite(model) and model < 0 else -1.0
@@ -481,18 +473,14 @@ def _calibrate_poisson(event: NoisySGDEvent, bound: str, epsilon: float, delta: 
 @lru_cache(maxsize=256)  # pure; repeated runs of one configuration (folds, audits) calibrate once
 def calibrate_sigma(event: NoisySGDEvent, epsilon: float, delta: float, *, bound: str = "best",
                     rtol: float = 1e-3) -> float:
-    """Smallest σ (GDP bounds: exactly; PLD: within ``rtol``) whose certificate meets (ε, δ).
+    """Smallest σ (GDP bounds: to a factor 1 + :data:`.gdp.RTOL`; PLD: ε within ``rtol``) meeting (ε, δ).
 
     Every bound's ε is non-increasing in σ, so the best-of certificate meets the target from the
-    smallest of the per-bound σ's on.  Never overshoots: ``account(replace(event, sigma=σ), δ,
+    smallest of the per-bound σ's on (each an evaluated point of :func:`.calibration.smallest_noise`
+    on that bound's ε).  Never overshoots: ``account(replace(event, sigma=σ), δ,
     bound=bound).epsilon <= epsilon`` is re-checked.  ``event.sigma`` is ignored.
     """
-    epsilon = float(epsilon)
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
-    if not 0.0 < rtol < 1.0:
-        raise ValueError(f"rtol must lie in the open interval (0, 1); got {rtol!r}.")
-    delta = validate_delta(delta)
+    epsilon, delta, rtol = check_epsilon(epsilon), check_delta(delta), check_open_unit(rtol, "rtol")
     names = applicable_bounds(event) if bound == "best" else [_require(event, bound).name]
     sigma = min(_calibrate_one(event, name, epsilon, delta, rtol) for name in names)
     assert account(dataclasses.replace(event, sigma=sigma), delta, bound=bound).epsilon <= epsilon

@@ -77,9 +77,10 @@ import dp_accounting
 import numpy as np
 from dp_accounting.rdp import RdpAccountant
 
+from ._checks import check_delta, check_epsilon
+from .calibration import smallest_noise
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
 from .noisy_gd import PrivacyAccount
-from .rdp import validate_delta
 
 __all__ = [
     "SCOEvent",
@@ -168,7 +169,7 @@ def theorem6_guarantee(epsilon: float, delta: float, delta_prime: float, n: int)
 
 def paper_epsilon(event: SCOEvent, delta: float, splits: int = 99) -> float:
     """ε of Lemma 2 + Theorem 5 at total δ, best split of δ between τδ_step/n and δ' (see module note)."""
-    validate_delta(delta)
+    check_delta(delta)
     best = math.inf
     for fraction in np.linspace(0.01, 0.99, splits):
         delta_prime = fraction * delta
@@ -191,7 +192,7 @@ def dp_accounting_epsilon(event: SCOEvent, delta: float) -> float:
     noise-only step under both.  So each step is a subsampled Gaussian (size 1 of n) or better, and
     RDP composes adaptively.
     """
-    validate_delta(delta)
+    check_delta(delta)
     step = dp_accounting.SampledWithoutReplacementDpEvent(
         event.n, 1, dp_accounting.GaussianDpEvent(event.sigma / event.sensitivity))
     epsilon, order = _rdp_epsilon(step, int(event.steps), delta, SCO_ORDERS)
@@ -229,16 +230,14 @@ def exposure_probability(n: int, released: str = "output") -> float:
 
 def single_use_delta(event: SCOEvent, epsilon: float, released: str = "output") -> float:
     """δ(ε) ≤ p·δ_G(ε; S/σ), p = :func:`exposure_probability` ((⌈n/2⌉ − 1)/n for the output; module note)."""
-    epsilon = float(epsilon)
-    if not (math.isfinite(epsilon) and epsilon >= 0):
-        raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}.")
+    epsilon = check_epsilon(epsilon, zero=True)
     return exposure_probability(event.n, released) * float(gdp_delta(epsilon, event.sensitivity / event.sigma))
 
 
 def single_use_epsilon(event: SCOEvent, delta: float, released: str = "output") -> float:
     """Smallest ε with :func:`single_use_delta` ≤ ``delta`` (0 when δ ≥ the exposure probability p:
     the record's absence from the release alone suffices; always 0 for the output at n = 2)."""
-    validate_delta(delta)
+    check_delta(delta)
     exposure = exposure_probability(event.n, released)
     if delta >= exposure:
         return 0.0
@@ -271,9 +270,16 @@ def account_sco(event: SCOEvent, delta: float) -> PrivacyAccount:
 
 
 def calibrate_sco_sigma(n: int, sensitivity: float, epsilon: float, delta: float) -> float:
-    """Smallest σ whose single-use certificate meets (ε, δ): σ = S/μ with μ the largest GDP parameter
-    meeting (ε, δ·n/(⌈n/2⌉ − 1)), raised by a few ulps if rounding in δ·n/(⌈n/2⌉ − 1) or S/σ would
-    let :func:`account_sco` state more than ε (the certificate never overshoots the target).
+    """Smallest σ (within a factor 1 + 10⁻¹²) whose single-use certificate meets (ε, δ).
+
+    The certificate is μ-GDP-type with μ = S/σ (module note), so the answer is σ = S/μ with μ the
+    largest GDP parameter meeting (ε, δ·n/(⌈n/2⌉ − 1)) (Dong, Roth, Su 2019, Cor. 2.13).  That
+    closed form starts :func:`.calibration.smallest_noise` (the library's one calibration,
+    ``tolerance="noise"``), which absorbs the rounding in δ·n/(⌈n/2⌉ − 1) and S/σ: the returned σ is
+    an evaluated point at which :func:`account_sco` states at most ε (never overshoots), and an
+    evaluated σ' ≥ σ/(1 + 10⁻¹²) states more.  (The computed ε is itself a search to about 10⁻¹²,
+    non-increasing in σ only up to that rounding, so "σ/(1 + 10⁻¹²) states more" holds only to it.)
+    Usually 2 to 6 accountant calls.
 
     Raises
     ------
@@ -281,9 +287,7 @@ def calibrate_sco_sigma(n: int, sensitivity: float, epsilon: float, delta: float
         For n = 2 (the output is w_0 = 0 whatever the data, so every σ gives (0, 0): pass σ), and
         for δ ≥ (⌈n/2⌉ − 1)/n (every σ meets it).
     """
-    validate_delta(delta)
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
+    delta, epsilon = check_delta(delta), check_epsilon(epsilon)
     exposure = exposure_probability(n)
     if exposure == 0.0:
         raise ValueError("with n = 2 records the released output is w_0 = 0 whatever the data (the only gradient "
@@ -292,7 +296,6 @@ def calibrate_sco_sigma(n: int, sensitivity: float, epsilon: float, delta: float
     if delta >= exposure:
         raise ValueError(f"delta must be below (ceil(n/2) - 1)/n = {exposure:.4g} for a meaningful calibration; "
                          f"got {delta!r}.")
-    sigma = float(sensitivity / gdp_mu(epsilon, delta / exposure))
-    while single_use_epsilon(SCOEvent(n, sensitivity, sigma, 2 * n), delta) > epsilon:
-        sigma = float(np.nextafter(sigma, np.inf)) * (1.0 + 1e-12)
-    return sigma
+    start = float(sensitivity / gdp_mu(epsilon, delta / exposure))
+    return smallest_noise(lambda sigma: single_use_epsilon(SCOEvent(n, sensitivity, sigma, 2 * n), delta), epsilon,
+                          start, rtol=1e-12, tolerance="noise")

@@ -24,7 +24,9 @@ import numpy as np
 from dp_accounting.rdp import compute_epsilon as _dp_accounting_compute_epsilon
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["DEFAULT_ORDERS", "CONVERSIONS", "epsilon_from_rdp", "validate_delta"]
+from ._checks import check_delta, check_orders
+
+__all__ = ["DEFAULT_ORDERS", "CONVERSIONS", "epsilon_from_rdp"]
 
 #: Orders used when the caller gives none: dense near 1 (small ε), geometric up to 10⁴.
 DEFAULT_ORDERS: NDArray[np.float64] = np.unique(
@@ -35,21 +37,11 @@ DEFAULT_ORDERS: NDArray[np.float64] = np.unique(
 CONVERSIONS = ("improved", "mironov")
 
 
-def validate_delta(delta: float) -> float:
-    """Return ``delta`` as a float, or raise ``ValueError`` unless ``0 < delta < 1``."""
-    delta = float(delta)
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must lie in the open interval (0, 1); got {delta!r}.")
-    return delta
-
-
 def _validate_curve(orders: ArrayLike, rdp: ArrayLike) -> tuple[NDArray, NDArray]:
-    orders_arr = np.asarray(orders, dtype=float)
+    orders_arr = check_orders(orders)
     rdp_arr = np.asarray(rdp, dtype=float)
     if orders_arr.ndim != 1 or orders_arr.shape != rdp_arr.shape or orders_arr.size == 0:
         raise ValueError("orders and rdp must be non-empty 1-D arrays of the same length.")
-    if np.any(~np.isfinite(orders_arr)) or np.any(orders_arr <= 1.0):
-        raise ValueError("orders must be finite and > 1.")
     if np.any(np.isnan(rdp_arr)) or np.any(rdp_arr < 0.0):
         raise ValueError("rdp values must be >= 0 (and not NaN).")
     return orders_arr, rdp_arr
@@ -77,7 +69,7 @@ def epsilon_from_rdp(
         The order that achieved it.
     """
     orders_arr, rdp_arr = _validate_curve(orders, rdp)
-    delta = validate_delta(delta)
+    delta = check_delta(delta)
     if conversion == "improved":
         finite = np.isfinite(rdp_arr)
         if not np.any(finite):

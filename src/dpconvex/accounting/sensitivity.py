@@ -41,7 +41,6 @@ Closed form used per epoch (O(m), not O(m²)): with factor ρ and expansions c_j
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,8 +48,10 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
 from . import gdp
+from ._checks import check_delta, check_epsilon, check_nonnegative, check_open_unit, check_orders
+from .calibration import smallest_noise
 from .noisy_gd import PrivacyAccount
-from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, validate_delta
+from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
 
 __all__ = [
     "SGDSchedule", "STEP_RULES", "make_schedule", "sensitivity_vector", "worst_case_rdp", "mixture_rdp", "proposition2_sensitivity", "rdp_curves",
@@ -99,11 +100,9 @@ def _times(a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
 
 def _vector(name: str, values: ArrayLike) -> NDArray[np.float64]:
     """``orders`` (finite, > 1) or ``sensitivities`` (>= 0, inf allowed) as a non-empty 1-D array."""
-    arr = np.asarray(values, dtype=float)
-    orders = name == "orders"
-    bad = (np.any(~np.isfinite(arr)) or np.any(arr <= 1.0)) if orders else (np.any(np.isnan(arr)) or np.any(arr < 0))
-    if arr.ndim != 1 or arr.size == 0 or bad:
-        raise ValueError(f"{name} must be a non-empty 1-D array of {'finite values > 1' if orders else 'values >= 0'}.")
+    arr = check_orders(values) if name == "orders" else check_nonnegative(values, name, finite=False)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array; got shape {arr.shape}.")
     return arr
 
 
@@ -332,49 +331,30 @@ def account_output_perturbation(
     converted by :func:`rdp.epsilon_from_rdp` (improved), optimised over ``orders``.
     The smaller ε wins; ``candidates`` records both.
     """
-    delta, orders, q = validate_delta(delta), _vector("orders", orders), event.schedule.probabilities
+    delta, orders, q = check_delta(delta), _vector("orders", orders), event.schedule.probabilities
     return _account(event.sensitivities(), q, event.sigma, delta, event.permuted, orders)
-
-
-def _smallest_passing(passes: Callable[[float], bool], start: float, rtol: float) -> float:
-    """Smallest x > 0 (to relative rtol) with passes(x), passes monotone: bisection in log x, upper end."""
-    lo = hi = start
-    while not passes(hi):
-        lo, hi = hi, hi * 10.0
-        if hi > start * 1e15:
-            raise ValueError("no noise level reaches the target epsilon; check the run's parameters.")
-    while passes(lo):
-        lo, hi = lo / 10.0, lo
-        if lo < start * 1e-15:
-            return hi
-    while hi / lo > 1.0 + rtol:
-        mid = float(np.sqrt(lo * hi))
-        lo, hi = (lo, mid) if passes(mid) else (mid, hi)
-    assert passes(hi)
-    return hi
 
 
 def calibrate_output_sigma(
     event: OutputPerturbationEvent, epsilon: float, delta: float, rtol: float = 1e-4, *,
     orders: ArrayLike = DEFAULT_ORDERS,
 ) -> float:
-    """Smallest σ (within ``rtol``) whose best-of account meets (ε, δ); never overshoots.
+    """Smallest σ (within a factor 1 + ``rtol``) whose best-of account meets (ε, δ); never overshoots.
 
-    ε of every candidate depends on σ only through Δ/σ and is non-increasing in σ, so bisection in
-    log σ starting from σ = max Δ finds it; ``account(...).epsilon <= epsilon`` holds at the
-    returned σ.  ``event.sigma`` is ignored.  ``ValueError`` if Δ = 0 (the output does not depend on
-    the data; no σ is needed).
+    ε of every candidate depends on σ only through Δ/σ and is non-increasing in σ, so
+    :func:`.calibration.smallest_noise` (the library's one calibration, ``tolerance="noise"``) finds
+    it from σ = max Δ/μ(ε, δ), where the worst-case candidate alone meets the target (Dong, Roth, Su
+    2019, arXiv:1905.02383, Cor. 2.13): ``account(...).epsilon <= epsilon`` holds at the returned σ
+    (an evaluated point) and fails at σ/(1 + ``rtol``).  ``event.sigma`` is ignored.  ``ValueError``
+    if Δ = 0 (the output does not depend on the data; no σ is needed), for ε, δ or ``rtol`` outside
+    their ranges (> 0; (0, 1); (0, 1)), or if no σ within a factor 10¹⁵ of the start is the answer.
     """
-    epsilon = float(epsilon)
-    if not (np.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
-    delta = validate_delta(delta)
-    rtol = _positive_finite("rtol", rtol)
+    epsilon, delta, rtol = check_epsilon(epsilon), check_delta(delta), check_open_unit(rtol, "rtol")
     orders = _vector("orders", orders)
     sens, q = event.sensitivities(), event.schedule.probabilities
     scale = float(np.max(sens))
     if not 0.0 < scale < np.inf:
         raise ValueError(f"gradient_difference must make max Δ finite and > 0 to calibrate sigma; got Δ = {scale!r}.")
-    return _smallest_passing(
-        lambda sigma: _account(sens, q, sigma, delta, event.permuted, orders).epsilon <= epsilon, scale, rtol
-    )
+    start = scale / gdp.gdp_mu(epsilon, delta)
+    return smallest_noise(lambda sigma: _account(sens, q, sigma, delta, event.permuted, orders).epsilon, epsilon,
+                          start, rtol=rtol, tolerance="noise", floor=start * 1e-15, ceiling=start * 1e15)

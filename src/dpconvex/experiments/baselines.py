@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
 from dpconvex._validation import check_privacy_budget, check_training_data, enforce_norm_bound
+from dpconvex.accounting._checks import check_epsilon
 from dpconvex.constraints import Unconstrained
 from dpconvex.losses import LogisticLoss, Loss
 
@@ -207,9 +208,7 @@ def objpert_regularizer(smoothness: float, epsilon: float) -> float:
     """Δ = 2β/ε, the smallest extra regulariser of KST12 Alg. 1 (β = Hessian bound of ℓ, no λ)."""
     if not (np.isfinite(smoothness) and smoothness >= 0):
         raise ValueError(f"smoothness must be finite and >= 0; got {smoothness!r}.")
-    if not (np.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be a finite number > 0; got {epsilon!r}.")
-    return 2.0 * smoothness / epsilon
+    return 2.0 * smoothness / check_epsilon(epsilon)
 
 
 def objpert_noise_std(lipschitz: float, epsilon: float, delta: float) -> float:

@@ -86,28 +86,19 @@ def calibrate_sgd_ma_noise(epsilon: float, delta: float, sampling_rate: float, s
                            rtol: float = 1e-4) -> float:
     """Smallest noise multiplier z (to relative ``rtol``) with :func:`sgd_ma_epsilon` ≤ ε (add/remove).
 
-    Bisection in log z on a bracket [lo, hi] with ε(lo) > target ≥ ε(hi); returns hi, so the
-    target is never overshot, and z·(1 − rtol) (≤ lo) already exceeds it.
+    :func:`dpconvex.accounting.calibration.smallest_noise` (the library's one calibration) with
+    ``tolerance="noise"``: the returned z is an evaluated point with ε(z) ≤ target, and an evaluated
+    z' ≥ z/(1 + rtol) exceeds it, so the target is never overshot and z·(1 − rtol) already exceeds
+    it.  Start: the central-limit z of add/remove neighbours, 1/√log(1 + μ²/(q²T)) at the μ of
+    (ε, δ)-GDP (Bu, Dong, Long, Su 2020, arXiv:1911.11607, Thm 5 with sensitivity 1: half the
+    replace-one z of :func:`~dpconvex.accounting.noisy_sgd_bounds.poisson_clt_noise_multiplier`);
+    only the number of accountant calls depends on it.
     """
     check_privacy_budget(epsilon, delta)
-
-    def eps_of(z: float) -> float:
-        return sgd_ma_epsilon(z, sampling_rate, steps, delta)
-
-    hi = 1.0
-    while eps_of(hi) > epsilon:
-        hi *= 2.0
-        if hi > 1e8:
-            raise ValueError(f"no noise multiplier below 1e8 reaches epsilon={epsilon!r}.")
-    lo = hi / 2.0
-    while eps_of(lo) <= epsilon:
-        hi, lo = lo, lo / 2.0
-        if lo < 1e-8:
-            raise ValueError(f"epsilon={epsilon!r} is reached with no noise at all (z < 1e-8).")
-    while hi / lo > 1.0 + rtol:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if eps_of(mid) <= epsilon else (mid, hi)
-    return hi
+    start = 0.5 * poisson_clt_noise_multiplier(sampling_rate, int(steps), gdp_mu(epsilon, delta))
+    return smallest_noise(lambda z: sgd_ma_epsilon(z, sampling_rate, steps, delta), epsilon,
+                          start if math.isfinite(start) and start > 0 else 1.0, rtol=rtol, tolerance="noise",
+                          floor=1e-8, ceiling=1e8)
 
 
 def sgd_replace_one_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float) -> float:

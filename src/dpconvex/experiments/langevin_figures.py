@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from numpy.typing import ArrayLike, NDArray
 
+from dpconvex.accounting._checks import check_orders
 from dpconvex.accounting.gdp import gdp_rdp, noisy_gd_mu
 from dpconvex.accounting.langevin import (
     composition_rdp,
@@ -85,10 +86,7 @@ def theorem3_lower_bound_rdp(
     numpy.ndarray
         ε for each order.
     """
-    alpha = np.asarray(orders, dtype=float)
-    if np.any(alpha <= 1.0):
-        raise ValueError("orders must be > 1.")
-    return alpha * sensitivity**2 / (4.0 * sigma**2 * n**2) * -np.expm1(-step_size * iterations)
+    return check_orders(orders) * sensitivity**2 / (4.0 * sigma**2 * n**2) * -np.expm1(-step_size * iterations)
 
 
 def _series(fn: Callable[[int], ArrayLike], ks: NDArray[np.int64]) -> NDArray[np.float64]:
