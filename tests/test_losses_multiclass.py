@@ -10,15 +10,12 @@ import pytest
 from dpconvex.constraints import L2Ball, Unconstrained
 from dpconvex.losses import LogisticLoss
 from dpconvex.losses_multiclass import MultinomialLogisticLoss
+from test_losses import _fd_gradient as _fd
+from test_losses import _unit
 
 DATA_NORM = 2.5  # X
 REL = 1.0 + 1e-12  # slack for "declared constant is an upper bound"
 CLASS_COUNTS = (2, 3, 5)
-
-
-def _unit(rng, m, d):
-    u = rng.normal(size=(m, d))
-    return u / np.linalg.norm(u, axis=1, keepdims=True)
 
 
 def _flat(W):
@@ -36,16 +33,6 @@ def _direct_gradient(W, x, y):
     s = W.T @ x
     p = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
     return np.outer(x, p - np.eye(W.shape[1])[y]).ravel()
-
-
-def _fd(f, w, step=1e-5):
-    """Central differences of f (scalar- or vector-valued) along each coordinate of w."""
-    cols = []
-    for j in range(w.size):
-        e = np.zeros_like(w)
-        e[j] = step
-        cols.append((np.asarray(f(w + e)) - np.asarray(f(w - e))) / (2 * step))
-    return np.stack(cols, axis=-1)
 
 
 def _grad(loss, w, x, y):
