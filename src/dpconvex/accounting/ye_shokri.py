@@ -58,8 +58,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
+from ._checks import check_delta
 from .noisy_sgd import NoisySGDEvent, _unmet_hidden
-from .rdp import epsilon_from_rdp, validate_delta
+from .rdp import epsilon_from_rdp
 
 __all__ = ["ORDERS", "NOTE", "position_rdp", "shuffled_rdp", "unmet_conditions", "event_rdp",
            "YeShokriNumber", "ye_shokri_epsilon"]
@@ -254,7 +255,7 @@ def ye_shokri_epsilon(event: NoisySGDEvent, delta: float, *, orders: ArrayLike =
     -------
     YeShokriNumber
     """
-    delta = validate_delta(delta)
+    delta = check_delta(delta)
     if unmet := unmet_conditions(event):
         return YeShokriNumber(math.nan, delta, math.nan, conversion, tuple(unmet))
     epsilon, order = epsilon_from_rdp(orders, event_rdp(event, orders), delta, conversion=conversion)
