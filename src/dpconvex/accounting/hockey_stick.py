@@ -44,7 +44,7 @@ from scipy.special import erfcx, log_ndtr
 from ._checks import check_delta, check_nonnegative
 from .calibration import smallest_epsilon, smallest_noise
 from .gdp import gd_contraction, gdp_delta, gdp_mu
-from .noisy_gd import PrivacyAccount
+from .best_of import PrivacyAccount
 
 __all__ = [
     "gaussian_hockey_stick",

@@ -50,7 +50,7 @@ from scipy.special import logsumexp
 from . import gdp
 from ._checks import check_delta, check_epsilon, check_nonnegative, check_open_unit, check_orders
 from .calibration import smallest_noise
-from .noisy_gd import PrivacyAccount
+from .best_of import PrivacyAccount
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
 
 __all__ = [

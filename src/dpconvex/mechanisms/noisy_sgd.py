@@ -34,6 +34,7 @@ from tqdm.auto import tqdm
 
 from ..accounting import gdp
 from ..accounting import noisy_sgd as accountant
+from ..accounting.best_of import bound_notes
 from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, L2Ball, Unconstrained
 from ..losses import Loss, QuadraticDistanceLoss, SquaredLoss, _MarginLoss, row_norms
@@ -463,8 +464,7 @@ def noisy_sgd(
     coef = total / (steps - first + 1) if first <= steps else theta
 
     if plan.bound == "best":  # the winner, and why each other bound lost or did not apply
-        notes += accountant.bound_notes(privacy, {name: accountant.unmet_conditions(event, name)
-                                                  for name in accountant.BOUNDS})
+        notes += bound_notes(privacy)
     notes += [f"bound {name!r} not implemented: {reason}" for name, reason in accountant.EXCLUDED.items()
               if name == "ye-shokri" and event.batching == "shuffled"]
     certificate = PrivacyCertificate(
