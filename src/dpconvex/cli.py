@@ -226,8 +226,8 @@ def _run_account_pnsgd(args: argparse.Namespace) -> dict:
             smoothness=args.smoothness, strong_convexity=args.strong_convexity, step_size=args.step_size))
 
     if args.delta is not None:
-        result = hockey_stick.account_pnsgd(args.delta, **common, **{key: level}, record=args.record,
-                                            random_stop=args.random_stop)
+        result = hockey_stick.account_pnsgd(hockey_stick.PNSGDEvent(
+            **common, **{key: level}, record=args.record, random_stop=args.random_stop), args.delta)
         rdp_epsilon = None if baseline_note else hockey_stick.epsilon_for_delta(baseline, args.delta)
         return {"epsilon": result.epsilon, "delta": result.delta, "epsilon_rdp_baseline": rdp_epsilon,
                 **payload, "conversion": result.conversion, "assumptions": list(result.assumptions),
