@@ -86,8 +86,8 @@ full text).  Only statements checked against the paper text or the authors' code
   on their own; ``shifted-interpolation`` evaluates the lemma they come from (and uses the
   NoisyCGD closed form only as an upper bound checked against it).
 * ``ye-shokri`` — Ye & Shokri 2022 (arXiv:2203.05363), shuffled batches with a secret permutation:
-  neither the theorem text nor the authors' code was available to check constants and conditions.
-  So no certificate here depends on the permutation staying secret.
+  a comparison number only (:mod:`.ye_shokri`, from the authors' code): its earlier-epochs term could
+  not be justified and it needs a fresh secret permutation per epoch; no certificate relies on secrecy.
 * ``altschuler-talwar`` — Altschuler & Talwar 2022 (arXiv:2205.13710): the main theorem is stated
   up to unspecified constants (≲); the explicit constants could not be checked.
 """
