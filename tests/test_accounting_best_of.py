@@ -16,6 +16,7 @@ import pytest
 from dpconvex.accounting import best_of
 from dpconvex.accounting import noisy_gd as gd
 from dpconvex.accounting import noisy_sgd as sgd
+from dpconvex.accounting import sensitivity
 
 DELTA = 1e-6
 
@@ -112,6 +113,19 @@ def test_a_run_no_bound_covers_is_refused_with_every_reason():
     assert sgd.applicable_bounds(event) == []
     with pytest.raises(ValueError, match="no bound applies to this run: composition needs per-example gradients"):
         sgd.account(event, DELTA)
+
+
+@pytest.mark.parametrize("permuted", [False, True])
+@pytest.mark.parametrize("sigma", [0.05, 0.5])
+def test_output_perturbation_uses_the_same_best_of(permuted, sigma):
+    event = sensitivity.OutputPerturbationEvent(sensitivity.SGDSchedule((100,) * 10, (1.0,) * 5), smoothness=1.0,
+                                                strong_convexity=0.5, gradient_difference=2.0, sigma=sigma,
+                                                permuted=permuted)
+    account = sensitivity.account_output_perturbation(event, DELTA)
+    assert set(account.candidates) == ({"worst-case", "mixture"} if permuted else {"worst-case"})
+    assert account.epsilon == min(account.candidates.values())
+    assert account.skipped == ({} if permuted else {
+        "mixture": ("records uniformly permuted once, secretly, before batching (permuted=True)",)})
 
 
 def _toy_registry() -> best_of.BoundRegistry:
