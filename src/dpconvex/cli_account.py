@@ -55,10 +55,7 @@ def _run_account_noisy_sgd(args: argparse.Namespace) -> dict:
         sigma=args.sigma or 1.0, sensitivity=2.0 * args.lipschitz, strong_convexity=args.strong_convexity,
         smoothness=args.smoothness, diameter=args.diameter,
     )
-    names = noisy_sgd.applicable_bounds(event) if args.bound == "best" else [args.bound]
-    for name in names:  # refuses excluded or inapplicable bounds, with the reason
-        if unmet := noisy_sgd.unmet_conditions(event, name):
-            raise ValueError(f"bound {name!r} does not apply to this run; it needs: " + "; ".join(unmet) + ".")
+    names = noisy_sgd.candidate_bounds(event, args.bound)  # refuses excluded or inapplicable bounds, with the reason
     if args.target_epsilon is not None:
         if args.delta is None:
             raise ValueError("--target-epsilon needs --delta.")

@@ -110,7 +110,7 @@ from .noisy_gd import EVERY_ITERATE, HIDDEN_STATE
 
 __all__ = [
     "BATCHINGS", "NoisySGDEvent", "SGDBound", "BOUNDS", "EXCLUDED", "unmet_conditions",
-    "applicable_bounds", "gdp_mu", "epsilon_of", "delta_of", "account", "composition_epsilon",
+    "applicable_bounds", "candidate_bounds", "gdp_mu", "epsilon_of", "delta_of", "account", "composition_epsilon",
     "calibrate_sigma",
 ]
 
@@ -381,6 +381,14 @@ def applicable_bounds(event: NoisySGDEvent) -> list[str]:
     return _REGISTRY.applicable(event)
 
 
+def candidate_bounds(event: NoisySGDEvent, bound: str = "best") -> list[str]:
+    """The bounds :func:`account` evaluates for ``bound`` ("best": every applicable one).
+
+    ``ValueError`` with the reason if ``bound`` is unknown, excluded or inapplicable, or if none applies.
+    """
+    return _REGISTRY.candidates(event, bound)
+
+
 def gdp_mu(event: NoisySGDEvent, bound: str) -> float:
     """μ of a GDP bound (``composition`` for disjoint batches, ``bok-cgd``, ``exact-quadratic``)."""
     b = _REGISTRY.require(event, bound)
@@ -459,7 +467,7 @@ def calibrate_sigma(event: NoisySGDEvent, epsilon: float, delta: float, *, bound
     bound=bound).epsilon <= epsilon`` is re-checked.  ``event.sigma`` is ignored.
     """
     epsilon, delta, rtol = check_epsilon(epsilon), check_delta(delta), check_open_unit(rtol, "rtol")
-    names = _REGISTRY.candidates(event, bound)
+    names = candidate_bounds(event, bound)
     sigma = min(_calibrate_one(event, name, epsilon, delta, rtol) for name in names)
     assert account(dataclasses.replace(event, sigma=sigma), delta, bound=bound).epsilon <= epsilon
     return sigma

@@ -209,13 +209,7 @@ def plan_noisy_sgd(
         permutation_secret=batching == "shuffled", quadratic_loss=quadratic,
         last_iterate_only=output not in AVERAGED_OUTPUTS, clipping=_clipping(loss, clip_norm),
     )
-    if bound != "best":
-        # unmet_conditions refuses unknown and excluded bounds, with the reason
-        if unmet := accountant.unmet_conditions(event, bound):
-            raise ValueError(f"bound {bound!r} does not apply to this run; it needs: " + "; ".join(unmet) + ".")
-    elif not accountant.applicable_bounds(event):
-        raise ValueError("no certificate applies to this run: " + "; ".join(
-            f"{name} needs {', '.join(accountant.unmet_conditions(event, name))}" for name in accountant.BOUNDS))
+    accountant.candidate_bounds(event, bound)  # refuses unknown, excluded or inapplicable bounds, with the reason
     if epsilon is not None:
         event = dataclasses.replace(event, sigma=accountant.calibrate_sigma(event, epsilon, delta, bound=bound))
     if output == "auto":
