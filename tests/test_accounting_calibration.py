@@ -266,7 +266,7 @@ def test_pnsgd_noise_calibration_never_overshoots(noise, random_stop, epsilon, d
                                    dict(sigma=1.0, random_stop=True)])
 @pytest.mark.parametrize("delta", [1e-3, 1e-6, 1e-10])
 def test_pnsgd_epsilon_at_delta_never_understates(level, delta):
-    account = hs.account_pnsgd(delta, **PNSGD, **level)
+    account = hs.account_pnsgd(hs.PNSGDEvent(**PNSGD, **level), delta)
     random_stop = level.get("random_stop", False)
     noise = {k: v for k, v in level.items() if k != "random_stop"}
     _, worst = hs.pnsgd_profile(account.epsilon, **PNSGD, **noise, random_stop=random_stop)

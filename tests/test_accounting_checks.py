@@ -90,7 +90,7 @@ ACCOUNTS = {  # δ ↦ an (ε at δ) accountant of the library
     "noisy_sgd": lambda d: noisy_sgd.account(SGD, d),
     "output": lambda d: sensitivity.account_output_perturbation(OUTPUT, d),
     "sco": lambda d: private_sco.account_sco(private_sco.SCOEvent(20, 2.0, 1.0, 40), d),
-    "pnsgd": lambda d: hockey_stick.account_pnsgd.__wrapped__(d, **PNSGD, sigma=1.0),
+    "pnsgd": lambda d: hockey_stick.account_pnsgd.__wrapped__(hockey_stick.PNSGDEvent(**PNSGD, sigma=1.0), d),
 }
 
 

@@ -259,12 +259,12 @@ def test_rdp_baseline_and_account():
     rho2 = 0.75**2
     a_sc = 0.5 * rho2**2 / (1 + rho2 + rho2**2)
     assert float(hs.rdp_baseline_delta(1.0, record=8, **sc)) == pytest.approx(np.exp(-(1 - a_sc) ** 2 / (4 * a_sc)))
-    acct = hs.account_pnsgd(1e-5, **KW, sigma=2.0)
+    acct = hs.account_pnsgd(hs.PNSGDEvent(**KW, sigma=2.0), 1e-5)
     assert acct.bound == "hockey-stick" and "Thm 4" in acct.theorem
     assert float(hs.pnsgd_gaussian_delta(acct.epsilon, record=8, **KW, sigma=2.0)) <= 1e-5
-    rs = hs.account_pnsgd(1e-5, **KW, sigma=2.0, random_stop=True)
+    rs = hs.account_pnsgd(hs.PNSGDEvent(**KW, sigma=2.0, random_stop=True), 1e-5)
     assert rs.epsilon <= acct.epsilon and "Thm 5" in rs.theorem
-    lap = hs.account_pnsgd(1e-5, **KW, scale=2.0, record=3)
+    lap = hs.account_pnsgd(hs.PNSGDEvent(**KW, scale=2.0, record=3), 1e-5)
     assert float(hs.pnsgd_laplace_delta(lap.epsilon, record=3, **KW, scale=2.0)) <= 1e-5
 
 
@@ -369,3 +369,51 @@ def test_calibration_bad_input(bad, name):
 def test_non_finite_or_negative_epsilon_is_refused(epsilon):
     with pytest.raises(ValueError, match="epsilon must be finite and >= 0"):
         hs.pnsgd_gaussian_delta(epsilon, **KW, record=8, sigma=2.0)
+
+
+# ---------------------------------------------------------------- the PNSGD event record
+
+EVENT = dict(GOOD)
+LOSS = {k: v for k, v in GOOD.items() if k not in ("record", "sigma")}
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        (dict(n=0, record=None), "n must be an integer >= 1"),
+        (dict(record=6), r"record must be an integer in 1..n \(= 5\)"),
+        (dict(lipschitz=-1.0), "lipschitz must be finite and >= 0"),
+        (dict(smoothness=0.1), "smoothness must be finite and >= strong_convexity"),
+        (dict(strong_convexity=np.inf), "strong_convexity must be finite and >= 0"),
+        (dict(step_size=0.0), "step_size must be finite and > 0"),
+        (dict(diameter=np.nan), "diameter"),
+        (dict(sigma=0.0), "sigma"),
+        (dict(sigma=None), "exactly one of sigma .* and scale"),
+        (dict(scale=1.0), "exactly one of sigma .* and scale"),
+        (dict(sigma=None, scale=-1.0), "scale"),
+        (dict(random_stop=1), "random_stop must be a bool"),
+        (dict(random_stop=True), "record must be None with random_stop=True"),
+    ],
+)
+def test_pnsgd_event_refuses_bad_fields_by_name(override, message):
+    with pytest.raises(ValueError, match=message):
+        hs.PNSGDEvent(**dict(EVENT, **override))
+
+
+@pytest.mark.parametrize("noise", [dict(sigma=1.5), dict(scale=0.8)])
+@pytest.mark.parametrize("record, random_stop", [(None, False), (2, False), (None, True)])
+def test_account_pnsgd_of_an_event_is_the_theorem_at_that_record(noise, record, random_stop):
+    event = hs.PNSGDEvent(**LOSS, **noise, record=record, random_stop=random_stop)
+    account = hs.account_pnsgd(event, 1e-5)
+    if random_stop:
+        curve = lambda e: float(hs.pnsgd_random_stop_delta(e, **LOSS, **noise))
+    else:
+        fn = hs.pnsgd_gaussian_delta if "sigma" in noise else hs.pnsgd_laplace_delta
+        curve = lambda e: float(fn(e, **LOSS, **noise, record=event.n if record is None else record))
+    assert account.epsilon == hs.epsilon_for_delta(curve, 1e-5)
+    assert curve(account.epsilon) <= 1e-5 and account.delta == 1e-5
+    theorem = "Thm 5" if random_stop else ("Thm 4" if "sigma" in noise else "Thm 3")
+    assert theorem in account.theorem and account.candidates == {"hockey-stick": account.epsilon}
+    assert account.skipped == {}
+    again = hs.PNSGDEvent(**LOSS, **noise, record=record, random_stop=random_stop)
+    assert hs.account_pnsgd(again, 1e-5) is account  # equal events share the cache

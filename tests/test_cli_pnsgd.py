@@ -91,8 +91,8 @@ def test_single_step_equals_gaussian_hockey_stick_by_quadrature(capsys, epsilon)
 def test_delta_mode_prints_epsilon_of_account_pnsgd(capsys, random_stop):
     extra = {"random_stop": True} if random_stop else {"record": 5}
     payload = _run_json(capsys, _argv(delta=1e-6, **extra))
-    expected = hockey_stick.account_pnsgd(1e-6, n=N, sigma=SIGMA, record=None if random_stop else 5,
-                                          random_stop=random_stop, **LOSS)
+    expected = hockey_stick.account_pnsgd(hockey_stick.PNSGDEvent(
+        n=N, sigma=SIGMA, record=None if random_stop else 5, random_stop=random_stop, **LOSS), 1e-6)
     assert payload["epsilon"] == expected.epsilon and payload["delta"] == 1e-6
     assert payload["theorem"] == expected.theorem
     if not random_stop:

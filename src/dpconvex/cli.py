@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .accounting import noisy_gd as accountant
+from .accounting.best_of import bound_notes
 from .accounting.rdp import CONVERSIONS
 from .cli_account import add_account_noisy_sgd
 from .cli_audit import add_audit, add_soundness
@@ -112,7 +113,7 @@ def _run_account_langevin(args: argparse.Namespace) -> dict:
         "epsilon": result.epsilon, "delta": result.delta, "bound": result.bound,
         "theorem": result.theorem, "order": result.order, "conversion": result.conversion,
         "candidates": result.candidates,
-        "notes": accountant.bound_notes(result, {name: accountant.unmet_conditions(event, name) for name in accountant.BOUNDS}),
+        "notes": bound_notes(result),
     }
 
 
@@ -225,8 +226,8 @@ def _run_account_pnsgd(args: argparse.Namespace) -> dict:
             smoothness=args.smoothness, strong_convexity=args.strong_convexity, step_size=args.step_size))
 
     if args.delta is not None:
-        result = hockey_stick.account_pnsgd(args.delta, **common, **{key: level}, record=args.record,
-                                            random_stop=args.random_stop)
+        result = hockey_stick.account_pnsgd(hockey_stick.PNSGDEvent(
+            **common, **{key: level}, record=args.record, random_stop=args.random_stop), args.delta)
         rdp_epsilon = None if baseline_note else hockey_stick.epsilon_for_delta(baseline, args.delta)
         return {"epsilon": result.epsilon, "delta": result.delta, "epsilon_rdp_baseline": rdp_epsilon,
                 **payload, "conversion": result.conversion, "assumptions": list(result.assumptions),

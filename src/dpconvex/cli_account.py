@@ -48,16 +48,14 @@ def add_account_noisy_sgd(families: argparse._SubParsersAction) -> None:
 
 def _run_account_noisy_sgd(args: argparse.Namespace) -> dict:
     from .accounting import noisy_sgd
+    from .accounting.best_of import bound_notes
 
     event = noisy_sgd.NoisySGDEvent(
         n=args.n, batch_size=args.batch_size, batching=args.batching, epochs=args.epochs, step_size=args.step_size,
         sigma=args.sigma or 1.0, sensitivity=2.0 * args.lipschitz, strong_convexity=args.strong_convexity,
         smoothness=args.smoothness, diameter=args.diameter,
     )
-    names = noisy_sgd.applicable_bounds(event) if args.bound == "best" else [args.bound]
-    for name in names:  # refuses excluded or inapplicable bounds, with the reason
-        if unmet := noisy_sgd.unmet_conditions(event, name):
-            raise ValueError(f"bound {name!r} does not apply to this run; it needs: " + "; ".join(unmet) + ".")
+    names = noisy_sgd.candidate_bounds(event, args.bound)  # refuses excluded or inapplicable bounds, with the reason
     if args.target_epsilon is not None:
         if args.delta is None:
             raise ValueError("--target-epsilon needs --delta.")
@@ -82,8 +80,7 @@ def _run_account_noisy_sgd(args: argparse.Namespace) -> dict:
     mu = noisy_sgd.gdp_mu(event, result.bound) if winner.mu is not None or event.batching != "poisson" else None
     return {"epsilon": result.epsilon, "delta": result.delta, "bound": result.bound, "mu": mu,
             "theorem": result.theorem, "composition_epsilon": noisy_sgd.composition_epsilon(event, args.delta),
-            "candidates": result.candidates, "notes": noisy_sgd.bound_notes(result, {
-                name: noisy_sgd.unmet_conditions(event, name) for name in noisy_sgd.BOUNDS}),
+            "candidates": result.candidates, "notes": bound_notes(result),
             "assumptions": list(result.assumptions), **payload, **_comparison(event, delta=args.delta)}
 
 

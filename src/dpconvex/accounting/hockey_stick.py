@@ -35,16 +35,17 @@ coincide and, for inputs in K, ψ moves them at most ρD apart (Lemma 4), so η_
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import erfcx, log_ndtr
 
-from ._checks import check_delta, check_nonnegative
+from ._checks import check_delta, check_nonnegative, check_positive
 from .calibration import smallest_epsilon, smallest_noise
 from .gdp import gd_contraction, gdp_delta, gdp_mu
-from .noisy_gd import PrivacyAccount
+from .best_of import PrivacyAccount
 
 __all__ = [
     "gaussian_hockey_stick",
@@ -62,6 +63,7 @@ __all__ = [
     "pnsgd_profile",
     "calibrate_pnsgd_noise",
     "rdp_baseline_delta",
+    "PNSGDEvent",
     "account_pnsgd",
 ]
 
@@ -377,36 +379,81 @@ def rdp_baseline_delta(
         return np.where(eps >= a_t, np.exp(-((eps - a_t) ** 2) / (4.0 * a_t)), 1.0)
 
 
-@lru_cache(maxsize=1024)
-def account_pnsgd(
-    delta: float, *, n: int, lipschitz: float, smoothness: float, strong_convexity: float,
-    step_size: float, diameter: float, sigma: float | None = None, scale: float | None = None,
-    record: int | None = None, random_stop: bool = False,
-) -> PrivacyAccount:
-    """ε at ``delta`` for PNSGD via Thm 1 (bisection on the E_γ curve), as a :class:`PrivacyAccount`.
+@dataclass(frozen=True)
+class PNSGDEvent:
+    """One run of PNSGD (eq. (12) of arXiv:2001.06546, module conventions): what :func:`account_pnsgd` certifies.
 
-    ``record=None`` means the worst record (t = n, or t = 1 with random stopping).  Cached (pure).
+    Parameters
+    ----------
+    n : int
+        Records, one per step (n ≥ 1).
+    lipschitz, smoothness, strong_convexity : float
+        L ≥ 0, β ≥ λ (finite) and λ ≥ 0 of the loss on K.
+    step_size : float
+        η > 0.
+    diameter : float
+        D > 0, the diameter of K.
+    sigma, scale : float or None
+        Exactly one: σ > 0 of Gaussian noise (Thm 4) or b > 0 of Laplace noise (Thm 3, d = 1).
+    record : int or None
+        The record t in 1..n to certify; None: the worst one (t = n).  Must be None with random stopping.
+    random_stop : bool
+        x_T released for a secret T ~ Unif{1..n} (Thm 5; every record gets the worst one's bound, t = 1).
     """
-    check_delta(delta)
-    common = dict(n=n, lipschitz=lipschitz, smoothness=smoothness, strong_convexity=strong_convexity,
-                  step_size=step_size, diameter=diameter)
-    if random_stop:
-        fn = lambda e: float(pnsgd_random_stop_delta(e, **common, sigma=sigma, scale=scale))
+
+    n: int
+    lipschitz: float
+    smoothness: float
+    strong_convexity: float
+    step_size: float
+    diameter: float
+    sigma: float | None = None
+    scale: float | None = None
+    record: int | None = None
+    random_stop: bool = False
+
+    def __post_init__(self) -> None:
+        _check_n_record(self.n, self.record)
+        _check_loss(self.lipschitz, self.smoothness, self.strong_convexity, self.step_size)
+        check_positive(self.diameter, "diameter")
+        if (self.sigma is None) == (self.scale is None):
+            raise ValueError("give exactly one of sigma (Gaussian noise) and scale (Laplace noise); got "
+                             f"sigma={self.sigma!r}, scale={self.scale!r}.")
+        check_positive(self.scale if self.sigma is None else self.sigma, "scale" if self.sigma is None else "sigma")
+        if not isinstance(self.random_stop, bool):
+            raise ValueError(f"random_stop must be a bool; got {self.random_stop!r}.")
+        if self.random_stop and self.record is not None:
+            raise ValueError(f"record must be None with random_stop=True (Thm 5 gives every record the bound of the "
+                             f"worst one, t = 1); got {self.record!r}.")
+
+
+@lru_cache(maxsize=1024)
+def account_pnsgd(event: PNSGDEvent, delta: float) -> PrivacyAccount:
+    """ε at ``delta`` for a PNSGD run via Thm 1 (bisection on the E_γ curve), as a :class:`PrivacyAccount`.
+
+    Thm 5 with ``event.random_stop``, else Thm 4 (``sigma``) or Thm 3 (``scale``) for ``event.record``
+    (None: the worst record, t = n).  Cached (pure).
+    """
+    delta = check_delta(delta)
+    e = event
+    common = dict(n=e.n, lipschitz=e.lipschitz, smoothness=e.smoothness, strong_convexity=e.strong_convexity,
+                  step_size=e.step_size, diameter=e.diameter)
+    if e.random_stop:
+        fn = lambda x: float(pnsgd_random_stop_delta(x, **common, sigma=e.sigma, scale=e.scale))
         theorem = "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 5 (random stopping)"
     else:
-        t = n if record is None else record
-        _check_n_record(n, t)
-        if scale is None:
-            fn = lambda e: float(pnsgd_gaussian_delta(e, **common, record=t, sigma=sigma))
+        t = e.n if e.record is None else e.record
+        if e.scale is None:
+            fn = lambda x: float(pnsgd_gaussian_delta(x, **common, record=t, sigma=e.sigma))
             theorem = "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 4"
         else:
-            fn = lambda e: float(pnsgd_laplace_delta(e, **common, record=t, scale=scale))
+            fn = lambda x: float(pnsgd_laplace_delta(x, **common, record=t, scale=e.scale))
             theorem = "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 3"
     eps = epsilon_for_delta(fn, delta)
     return PrivacyAccount(
-        epsilon=eps, delta=float(delta), bound="hockey-stick", theorem=theorem,
+        epsilon=eps, delta=delta, bound="hockey-stick", theorem=theorem,
         assumptions=("replace-one neighbours", "each record used once, in order", "only the output iterate released",
                      "L-Lipschitz, β-smooth, λ-strongly convex loss on K", "diam(K) = D", "data-independent x_0")
-        + (("the stopping time T stays secret (never reported, and all n steps run)",) if random_stop else ()),
+        + (("the stopping time T stays secret (never reported, and all n steps run)",) if e.random_stop else ()),
         order=None, conversion="exact E_γ (Thm 1)", candidates={"hockey-stick": eps},
     )

@@ -2,7 +2,8 @@
 
 A run is described by a frozen :class:`NoisyGDEvent` (hyperparameters and the assumptions the
 run satisfies).  Each bound in :data:`BOUNDS` states its theorem and its conditions; the
-accountant evaluates every bound whose conditions hold and keeps the smallest (best-of).
+accountant evaluates every bound whose conditions hold and keeps the smallest (best-of, the shared
+:class:`.best_of.BoundRegistry`; the account lists the skipped bounds with their unmet conditions).
 
 Bounds (all for replace-one neighbours; the mechanism releases θ_K only).  Each bound states its own
 release condition: the hidden-state bounds need θ_1..θ_{K−1} hidden, while composition holds even
@@ -48,13 +49,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import gdp, langevin
+from . import best_of, gdp, langevin
 from . import shifted_interpolation as si
 from ._checks import check_delta, check_epsilon
 from .calibration import smallest_noise
@@ -64,13 +65,11 @@ __all__ = [
     "NoisyGDEvent",
     "Bound",
     "BOUNDS",
-    "PrivacyAccount",
     "unmet_conditions",
     "applicable_bounds",
     "rdp_curve",
     "best_rdp",
     "account",
-    "bound_notes",
     "calibrate_sigma",
 ]
 
@@ -215,13 +214,9 @@ def _args(e: NoisyGDEvent) -> tuple:
 
 
 @dataclass(frozen=True)
-class Bound:
-    """A privacy bound: its source, the conditions it needs and its RDP curve."""
+class Bound(best_of.Bound[NoisyGDEvent]):
+    """A privacy bound (:class:`.best_of.Bound`) with its RDP curve and, for a GDP bound, its μ."""
 
-    name: str
-    theorem: str
-    assumptions: tuple[str, ...]
-    unmet: Callable[[NoisyGDEvent], list[str]]
     rdp: Callable[[ArrayLike, NoisyGDEvent], NDArray[np.float64]]
     gdp_mu: Callable[[NoisyGDEvent], float] | None = None
 
@@ -295,46 +290,22 @@ BOUNDS: dict[str, Bound] = {
 }
 
 
-@dataclass(frozen=True)
-class PrivacyAccount:
-    """An (ε, δ) statement with its provenance.
-
-    ``order`` is the RDP order that gave ε (``None`` when the exact GDP conversion won);
-    ``candidates`` maps every applicable bound to the ε it gives at this δ.
-    """
-
-    epsilon: float
-    delta: float
-    bound: str
-    theorem: str
-    assumptions: tuple[str, ...]
-    order: float | None
-    conversion: str
-    candidates: dict[str, float] = field(default_factory=dict)
+_REGISTRY = best_of.BoundRegistry(BOUNDS)
 
 
 def unmet_conditions(event: NoisyGDEvent, bound: str) -> list[str]:
     """Conditions of ``bound`` that ``event`` does not satisfy (empty if it applies)."""
-    if bound not in BOUNDS:
-        raise ValueError(f"bound must be one of {sorted(BOUNDS)} or 'best'; got {bound!r}.")
-    return BOUNDS[bound].unmet(event)
+    return _REGISTRY.unmet_conditions(event, bound)
 
 
 def applicable_bounds(event: NoisyGDEvent) -> list[str]:
     """Names of the bounds whose conditions ``event`` satisfies."""
-    return [name for name, b in BOUNDS.items() if not b.unmet(event)]
-
-
-def _require(event: NoisyGDEvent, bound: str) -> Bound:
-    unmet = unmet_conditions(event, bound)
-    if unmet:
-        raise ValueError(f"bound {bound!r} does not apply to this run; it needs: " + "; ".join(unmet) + ".")
-    return BOUNDS[bound]
+    return _REGISTRY.applicable(event)
 
 
 def rdp_curve(event: NoisyGDEvent, bound: str, orders: ArrayLike = DEFAULT_ORDERS) -> NDArray[np.float64]:
     """RDP curve of one named bound (``ValueError`` listing unmet conditions if it does not apply)."""
-    return _require(event, bound).rdp(orders, event)
+    return _REGISTRY.require(event, bound).rdp(orders, event)
 
 
 def best_rdp(event: NoisyGDEvent, orders: ArrayLike = DEFAULT_ORDERS) -> tuple[NDArray, NDArray]:
@@ -360,49 +331,17 @@ def account(
     bound: str = "best",
     conversion: str = "improved",
     orders: ArrayLike = DEFAULT_ORDERS,
-) -> PrivacyAccount:
+) -> best_of.PrivacyAccount:
     """(ε, δ)-DP of a noisy GD run: one named bound, or the best of all applicable ones.
 
     RDP bounds are converted with ``conversion`` (see :mod:`dpconvex.accounting.rdp`), optimised
     over ``orders``; the GDP bound uses its exact δ(ε).  With ``bound="best"`` the smallest ε wins
-    and ``candidates`` records every applicable bound's ε.
+    and ``candidates`` records every applicable bound's ε; ``skipped`` every other bound's unmet conditions.
     """
     delta = check_delta(delta)
-    names = applicable_bounds(event) if bound == "best" else [bound]
-    if bound != "best":
-        _require(event, bound)
-    results = {name: _epsilon_of(event, name, delta, conversion, orders) for name in names}
-    winner = min(results, key=lambda name: results[name][0])
-    eps, order = results[winner]
-    return PrivacyAccount(
-        epsilon=eps,
-        delta=delta,
-        bound=winner,
-        theorem=BOUNDS[winner].theorem,
-        assumptions=BOUNDS[winner].assumptions,
-        order=order,
-        conversion="exact-gdp" if order is None else conversion,
-        candidates={name: r[0] for name, r in results.items()},
-    )
-
-
-def bound_notes(account: PrivacyAccount, unmet: dict[str, list[str]]) -> list[str]:
-    """Why every bound but the winner lost (its ε against the winner's) or did not apply (its unmet conditions).
-
-    ``unmet`` maps each bound name to its unmet conditions (empty: applicable).  Shared by the noisy GD
-    and noisy SGD trainers, whose certificates carry these notes.
-    """
-    notes = []
-    for name, reasons in unmet.items():
-        if name == account.bound:
-            continue
-        if name in account.candidates:
-            eps = account.candidates[name]
-            verdict = "ties with" if eps == account.epsilon else "lost to"
-            notes.append(f"{name} {verdict} {account.bound}: epsilon {eps:.6g} against {account.epsilon:.6g}")
-        elif reasons:
-            notes.append(f"{name} not applicable: needs " + "; ".join(reasons))
-    return notes
+    best = _REGISTRY.best_of(event, lambda name: _epsilon_of(event, name, delta, conversion, orders), bound=bound)
+    order = best[1][best[0]][1]
+    return _REGISTRY.account(delta, best, "exact-gdp" if order is None else conversion)
 
 
 def calibrate_sigma(
@@ -444,7 +383,7 @@ def _calibrate_default_orders(event: NoisyGDEvent, epsilon: float, delta: float,
 
 
 def _calibrate(event: NoisyGDEvent, epsilon: float, delta: float, bound: str, orders: ArrayLike, rtol: float) -> float:
-    names = applicable_bounds(event) if bound == "best" else [_require(event, bound).name]
+    names = _REGISTRY.candidates(event, bound)
     if event.sensitivity == 0:
         raise ValueError("sensitivity must be > 0 to calibrate sigma (S_g = 0: θ_K does not depend on the data, "
                          "no noise is needed); got 0.")

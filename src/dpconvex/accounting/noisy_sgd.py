@@ -86,8 +86,8 @@ full text).  Only statements checked against the paper text or the authors' code
   on their own; ``shifted-interpolation`` evaluates the lemma they come from (and uses the
   NoisyCGD closed form only as an upper bound checked against it).
 * ``ye-shokri`` — Ye & Shokri 2022 (arXiv:2203.05363), shuffled batches with a secret permutation:
-  neither the theorem text nor the authors' code was available to check constants and conditions.
-  So no certificate here depends on the permutation staying secret.
+  a comparison number only (:mod:`.ye_shokri`, from the authors' code): its earlier-epochs term could
+  not be justified and it needs a fresh secret permutation per epoch; no certificate relies on secrecy.
 * ``altschuler-talwar`` — Altschuler & Talwar 2022 (arXiv:2205.13710): the main theorem is stated
   up to unspecified constants (≲); the explicit constants could not be checked.
 """
@@ -102,16 +102,16 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import calibration, gdp
+from . import best_of, calibration, gdp
 from ._checks import check_delta, check_epsilon, check_open_unit
 from . import noisy_sgd_bounds as nb
 from . import shifted_interpolation as si
-from .noisy_gd import EVERY_ITERATE, HIDDEN_STATE, PrivacyAccount, bound_notes
+from .noisy_gd import EVERY_ITERATE, HIDDEN_STATE
 
 __all__ = [
     "BATCHINGS", "NoisySGDEvent", "SGDBound", "BOUNDS", "EXCLUDED", "unmet_conditions",
-    "applicable_bounds", "gdp_mu", "epsilon_of", "delta_of", "account", "composition_epsilon",
-    "calibrate_sigma", "bound_notes",
+    "applicable_bounds", "candidate_bounds", "gdp_mu", "epsilon_of", "delta_of", "account", "composition_epsilon",
+    "calibrate_sigma",
 ]
 
 BATCHINGS = ("poisson", "shuffled", "cyclic")
@@ -218,13 +218,9 @@ class NoisySGDEvent:
 
 
 @dataclass(frozen=True)
-class SGDBound:
-    """A bound: source, assumptions, unmet conditions, and either a μ-GDP map or an (ε, δ) curve."""
+class SGDBound(best_of.Bound[NoisySGDEvent]):
+    """A bound (:class:`.best_of.Bound`) with either a μ-GDP map or an (ε, δ) curve."""
 
-    name: str
-    theorem: str
-    assumptions: tuple[str, ...]
-    unmet: Callable[[NoisySGDEvent], list[str]]
     mu: Callable[[NoisySGDEvent], float] | None = None
     epsilon: Callable[[NoisySGDEvent, float], float] | None = None
     delta: Callable[[NoisySGDEvent, float], float] | None = None
@@ -372,34 +368,30 @@ BOUNDS: dict[str, SGDBound] = {
 EXCLUDED = nb.EXCLUDED
 
 
-def _known(bound: str) -> SGDBound:
-    if bound in EXCLUDED:
-        raise ValueError(f"bound {bound!r} is not implemented: {EXCLUDED[bound]}")
-    if bound not in BOUNDS:
-        raise ValueError(f"bound must be one of {sorted(BOUNDS)} or 'best'; got {bound!r}.")
-    return BOUNDS[bound]
+_REGISTRY = best_of.BoundRegistry(BOUNDS, EXCLUDED)
 
 
 def unmet_conditions(event: NoisySGDEvent, bound: str) -> list[str]:
-    """Conditions of ``bound`` that ``event`` does not satisfy (empty if it applies)."""
-    return _known(bound).unmet(event)
+    """Conditions of ``bound`` that ``event`` does not satisfy (empty if it applies; excluded: refused)."""
+    return _REGISTRY.unmet_conditions(event, bound)
 
 
 def applicable_bounds(event: NoisySGDEvent) -> list[str]:
     """Names of the bounds whose conditions ``event`` satisfies."""
-    return [name for name, b in BOUNDS.items() if not b.unmet(event)]
+    return _REGISTRY.applicable(event)
 
 
-def _require(event: NoisySGDEvent, bound: str) -> SGDBound:
-    unmet = unmet_conditions(event, bound)
-    if unmet:
-        raise ValueError(f"bound {bound!r} does not apply to this run; it needs: " + "; ".join(unmet) + ".")
-    return BOUNDS[bound]
+def candidate_bounds(event: NoisySGDEvent, bound: str = "best") -> list[str]:
+    """The bounds :func:`account` evaluates for ``bound`` ("best": every applicable one).
+
+    ``ValueError`` with the reason if ``bound`` is unknown, excluded or inapplicable, or if none applies.
+    """
+    return _REGISTRY.candidates(event, bound)
 
 
 def gdp_mu(event: NoisySGDEvent, bound: str) -> float:
     """μ of a GDP bound (``composition`` for disjoint batches, ``bok-cgd``, ``exact-quadratic``)."""
-    b = _require(event, bound)
+    b = _REGISTRY.require(event, bound)
     if b.mu is not None:
         return b.mu(event)
     if bound == "composition" and event.batching != "poisson":
@@ -409,31 +401,25 @@ def gdp_mu(event: NoisySGDEvent, bound: str) -> float:
 
 def epsilon_of(event: NoisySGDEvent, bound: str, delta: float) -> float:
     """ε at ``delta`` of one named bound (exact δ(ε) of GDP, Dong, Roth, Su 2019, Cor. 2.13)."""
-    b = _require(event, bound)
+    b = _REGISTRY.require(event, bound)
     delta = check_delta(delta)
     return gdp.gdp_epsilon(delta, b.mu(event)) if b.mu is not None else b.epsilon(event, delta)
 
 
 def delta_of(event: NoisySGDEvent, bound: str, epsilon: float) -> float:
     """δ at ``epsilon`` of one named bound (an upper bound on the hockey-stick divergence)."""
-    b = _require(event, bound)
+    b = _REGISTRY.require(event, bound)
     return float(gdp.gdp_delta(epsilon, b.mu(event))) if b.mu is not None else b.delta(event, epsilon)
 
 
-def account(event: NoisySGDEvent, delta: float, *, bound: str = "best") -> PrivacyAccount:
+def account(event: NoisySGDEvent, delta: float, *, bound: str = "best") -> best_of.PrivacyAccount:
     """(ε, δ)-DP of a noisy SGD run: one named bound, or the smallest ε over every applicable bound."""
     delta = check_delta(delta)
-    names = applicable_bounds(event) if bound == "best" else [_require(event, bound).name]
-    candidates = {name: epsilon_of(event, name, delta) for name in names}
-    winner = min(candidates, key=candidates.get)
-    b = BOUNDS[winner]
-    conversion = "exact-gdp" if b.mu is not None or event.batching != "poisson" else "dp-accounting PLD (pessimistic)"
-    assumptions = b.assumptions
-    if event.batching == "shuffled":
-        assumptions += ("shuffled partition drawn once, independently of the data; the certificate holds "
-                        "even if it is exposed",)
-    return PrivacyAccount(epsilon=candidates[winner], delta=delta, bound=winner, theorem=b.theorem,
-                          assumptions=assumptions, order=None, conversion=conversion, candidates=candidates)
+    best = _REGISTRY.best_of(event, lambda name: (epsilon_of(event, name, delta), None), bound=bound)
+    poisson_pld = BOUNDS[best[0]].mu is None and event.batching == "poisson"
+    shuffled = ("shuffled partition drawn once, independently of the data; the certificate holds even if it "
+                "is exposed",) if event.batching == "shuffled" else ()
+    return _REGISTRY.account(delta, best, "dp-accounting PLD (pessimistic)" if poisson_pld else "exact-gdp", shuffled)
 
 
 def composition_epsilon(event: NoisySGDEvent, delta: float) -> float:
@@ -481,7 +467,7 @@ def calibrate_sigma(event: NoisySGDEvent, epsilon: float, delta: float, *, bound
     bound=bound).epsilon <= epsilon`` is re-checked.  ``event.sigma`` is ignored.
     """
     epsilon, delta, rtol = check_epsilon(epsilon), check_delta(delta), check_open_unit(rtol, "rtol")
-    names = applicable_bounds(event) if bound == "best" else [_require(event, bound).name]
+    names = candidate_bounds(event, bound)
     sigma = min(_calibrate_one(event, name, epsilon, delta, rtol) for name in names)
     assert account(dataclasses.replace(event, sigma=sigma), delta, bound=bound).epsilon <= epsilon
     return sigma

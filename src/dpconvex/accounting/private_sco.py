@@ -80,7 +80,7 @@ from dp_accounting.rdp import RdpAccountant
 from ._checks import check_delta, check_epsilon
 from .calibration import smallest_noise
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
-from .noisy_gd import PrivacyAccount
+from .best_of import PrivacyAccount
 
 __all__ = [
     "SCOEvent",

@@ -41,16 +41,16 @@ Closed form used per epoch (O(m), not O(m²)): with factor ρ and expansions c_j
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
-from . import gdp
+from . import best_of, gdp
 from ._checks import check_delta, check_epsilon, check_nonnegative, check_open_unit, check_orders
 from .calibration import smallest_noise
-from .noisy_gd import PrivacyAccount
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
 
 __all__ = [
@@ -307,32 +307,39 @@ def rdp_curves(event: OutputPerturbationEvent, orders: ArrayLike = DEFAULT_ORDER
     return curves
 
 
-def _account(sens: NDArray, q: NDArray, sigma: float, delta: float, permuted: bool, orders: NDArray) -> PrivacyAccount:
-    # Fixed order: exactly Gaussian with L2 sensitivity max Δ, i.e. (max Δ/σ)-GDP.
-    results = {"worst-case": (gdp.gdp_epsilon(delta, float(np.max(sens)) / sigma), None)}
-    if permuted:
-        results["mixture"] = epsilon_from_rdp(orders, mixture_rdp(orders, sens, q, sigma), delta)
-    winner = min(results, key=lambda name: results[name][0])  # ties: worst-case (exact) first
-    (eps, order), exact = results[winner], winner == "worst-case"
-    return PrivacyAccount(
-        eps, delta, winner, WORST_CASE_THEOREM if exact else MIXTURE_THEOREM,
-        BASE_ASSUMPTIONS if exact else MIXTURE_ASSUMPTIONS, order, "exact-gdp" if exact else "improved",
-        candidates={name: r[0] for name, r in results.items()},
-    )
+#: The two bounds (:class:`.best_of.Bound`); registry order breaks ties: worst-case (exact) first.
+_REGISTRY = best_of.BoundRegistry({b.name: b for b in [
+    best_of.Bound("worst-case", WORST_CASE_THEOREM, BASE_ASSUMPTIONS, lambda e: []),
+    best_of.Bound("mixture", MIXTURE_THEOREM, MIXTURE_ASSUMPTIONS,
+                  lambda e: [] if e.permuted else ["records uniformly permuted once, secretly, before batching "
+                                                   "(permuted=True)"]),
+]})
+
+
+def _account(event: OutputPerturbationEvent, sens: NDArray, q: NDArray, delta: float, orders: NDArray
+             ) -> best_of.PrivacyAccount:
+    """Best-of account of ``event``, whose sensitivities ``sens`` and batch weights ``q`` are given (cached)."""
+    def epsilon_of(name: str) -> tuple[float, float | None]:
+        if name == "worst-case":  # fixed order: exactly Gaussian with L2 sensitivity max Δ, i.e. (max Δ/σ)-GDP
+            return gdp.gdp_epsilon(delta, float(np.max(sens)) / event.sigma), None
+        return epsilon_from_rdp(orders, mixture_rdp(orders, sens, q, event.sigma), delta)
+
+    best = _REGISTRY.best_of(event, epsilon_of)
+    return _REGISTRY.account(delta, best, "exact-gdp" if best[0] == "worst-case" else "improved")
 
 
 def account_output_perturbation(
     event: OutputPerturbationEvent, delta: float, *, orders: ArrayLike = DEFAULT_ORDERS
-) -> PrivacyAccount:
+) -> best_of.PrivacyAccount:
     """(ε, δ)-DP of an output-perturbed SGD run: best of the worst-case and (if permuted) mixture.
 
     ``"worst-case"``: exact GDP conversion of the Gaussian release with sensitivity max_j Δ[j];
     valid for the permuted run too (see the module notes).  ``"mixture"``: :func:`mixture_rdp`
     converted by :func:`rdp.epsilon_from_rdp` (improved), optimised over ``orders``.
-    The smaller ε wins; ``candidates`` records both.
+    The smaller ε wins; ``candidates`` records both (``skipped``: mixture, with the reason, if not permuted).
     """
     delta, orders, q = check_delta(delta), _vector("orders", orders), event.schedule.probabilities
-    return _account(event.sensitivities(), q, event.sigma, delta, event.permuted, orders)
+    return _account(event, event.sensitivities(), q, delta, orders)
 
 
 def calibrate_output_sigma(
@@ -356,5 +363,8 @@ def calibrate_output_sigma(
     if not 0.0 < scale < np.inf:
         raise ValueError(f"gradient_difference must make max Δ finite and > 0 to calibrate sigma; got Δ = {scale!r}.")
     start = scale / gdp.gdp_mu(epsilon, delta)
-    return smallest_noise(lambda sigma: _account(sens, q, sigma, delta, event.permuted, orders).epsilon, epsilon,
-                          start, rtol=rtol, tolerance="noise", floor=start * 1e-15, ceiling=start * 1e15)
+    def eps_at(sigma: float) -> float:
+        return _account(dataclasses.replace(event, sigma=sigma), sens, q, delta, orders).epsilon
+
+    return smallest_noise(eps_at, epsilon, start, rtol=rtol, tolerance="noise", floor=start * 1e-15,
+                          ceiling=start * 1e15)

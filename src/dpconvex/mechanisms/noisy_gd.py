@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from ..accounting import gdp
 from ..accounting import noisy_gd as accountant
+from ..accounting.best_of import bound_notes
 from ..accounting.langevin import theorem4_iterations
 from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, Unconstrained
@@ -243,8 +244,7 @@ def noisy_gd(
         theta = constraint.project(theta - event.step_size * gradient + noise_scale * rng.standard_normal(dimension))
 
     if bound == "best":  # the winner, and why each other bound lost or did not apply (Thm 2: never inferred)
-        notes += accountant.bound_notes(privacy, {name: accountant.unmet_conditions(event, name)
-                                                  for name in accountant.BOUNDS if name != "theorem2"})
+        notes += bound_notes(privacy, omit=("theorem2",))
     certificate = PrivacyCertificate(
         mechanism="noisy_gd",
         epsilon=privacy.epsilon,

@@ -34,6 +34,7 @@ from tqdm.auto import tqdm
 
 from ..accounting import gdp
 from ..accounting import noisy_sgd as accountant
+from ..accounting.best_of import bound_notes
 from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, L2Ball, Unconstrained
 from ..losses import Loss, QuadraticDistanceLoss, SquaredLoss, _MarginLoss, row_norms
@@ -208,13 +209,7 @@ def plan_noisy_sgd(
         permutation_secret=batching == "shuffled", quadratic_loss=quadratic,
         last_iterate_only=output not in AVERAGED_OUTPUTS, clipping=_clipping(loss, clip_norm),
     )
-    if bound != "best":
-        # unmet_conditions refuses unknown and excluded bounds, with the reason
-        if unmet := accountant.unmet_conditions(event, bound):
-            raise ValueError(f"bound {bound!r} does not apply to this run; it needs: " + "; ".join(unmet) + ".")
-    elif not accountant.applicable_bounds(event):
-        raise ValueError("no certificate applies to this run: " + "; ".join(
-            f"{name} needs {', '.join(accountant.unmet_conditions(event, name))}" for name in accountant.BOUNDS))
+    accountant.candidate_bounds(event, bound)  # refuses unknown, excluded or inapplicable bounds, with the reason
     if epsilon is not None:
         event = dataclasses.replace(event, sigma=accountant.calibrate_sigma(event, epsilon, delta, bound=bound))
     if output == "auto":
@@ -463,8 +458,7 @@ def noisy_sgd(
     coef = total / (steps - first + 1) if first <= steps else theta
 
     if plan.bound == "best":  # the winner, and why each other bound lost or did not apply
-        notes += accountant.bound_notes(privacy, {name: accountant.unmet_conditions(event, name)
-                                                  for name in accountant.BOUNDS})
+        notes += bound_notes(privacy)
     notes += [f"bound {name!r} not implemented: {reason}" for name, reason in accountant.EXCLUDED.items()
               if name == "ye-shokri" and event.batching == "shuffled"]
     certificate = PrivacyCertificate(

@@ -214,8 +214,8 @@ def pnsgd(
         level = accountant.calibrate_pnsgd_noise(epsilon, delta, **common, step_size=step_size, noise=noise,
                                                  random_stop=True)
 
-    privacy = accountant.account_pnsgd(delta, **common, step_size=step_size, random_stop=random_stop,
-                                       **{keyword: level})
+    privacy = accountant.account_pnsgd(accountant.PNSGDEvent(**common, step_size=step_size, random_stop=random_stop,
+                                                             **{keyword: level}), delta)
     profile, _ = accountant.pnsgd_profile(privacy.epsilon, **common, step_size=step_size, random_stop=random_stop,
                                           **{keyword: level})
     composition = _one_step_epsilon(noise, constants.gradient_sensitivity, level, delta)
