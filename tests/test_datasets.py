@@ -270,6 +270,29 @@ def test_read_csv_with_and_without_schema(tmp_path) -> None:
     assert inferred.data_dependent and inferred.numerical["income"] == (10.0, 30.0)
 
 
+def test_read_csv_without_schema_names_numeric_looking_categorical_columns(tmp_path) -> None:
+    # One 'NA' in a numeric column makes it categorical: never silently (the column and token are named).
+    path = tmp_path / "na.csv"
+    path.write_text("age,city,label\n30,a,yes\n40,b,no\nNA,c,yes\n50,d,no\n")
+    with pytest.warns(DataDependentPreprocessingWarning,
+                      match=r"'age' \(1 of 4 present cells are not numbers: \['NA'\].*missing_values") as caught:
+        _, inferred = read_csv(path, target="label")
+    assert inferred.categorical["age"] == ("30", "40", "50", "NA")
+    assert not any("'city'" in str(w.message) for w in caught)  # a text column is not flagged
+    # A ';'-separated file with decimal commas: every number would be a category; the fix is named.
+    path = tmp_path / "comma.csv"
+    path.write_text("x;w;label\n1,5;2;yes\n2,25;3;no\n3,0;4;yes\n")
+    with pytest.warns(DataDependentPreprocessingWarning, match=r"'x' \(non-numeric values \['1,5', '2,25', '3,0'\], "
+                      r"numbers with a decimal comma: write them with a decimal point"):
+        _, inferred = read_csv(path, target="label")
+    assert "x" in inferred.categorical and inferred.numerical["w"] == (2.0, 4.0)
+    # At most 5 tokens are listed.
+    path = tmp_path / "many.csv"
+    path.write_text("v,label\n" + "".join(f"{t},yes\n" for t in ["1", "a", "b", "c", "d", "e", "f"]))
+    with pytest.warns(DataDependentPreprocessingWarning, match=r"\['a', 'b', 'c', 'd', 'e'\] \.\.\.;"):
+        read_csv(path, target="label", positive_label="yes")
+
+
 def test_schema_from_dict_rejects_bad_keys() -> None:
     with pytest.raises(ValueError, match="positive_label"):
         TabularSchema.from_dict({"target": "t"})

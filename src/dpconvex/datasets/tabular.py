@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpconvex.datasets.encoding import encode, feature_names, numbers, require_columns, text_cells
+from dpconvex.datasets.encoding import _EXAMPLES, encode, feature_names, numbers, require_columns, text_cells
 from dpconvex.exceptions import DataDependentPreprocessingWarning
 
 __all__ = ["DATA_DEPENDENT_SCHEMA_REASON", "TabularSchema", "preprocess", "feature_names", "read_csv"]
@@ -298,7 +298,24 @@ class TabularSchema:
 
 
 def check_data_dependent(schema: TabularSchema, allow_data_dependent: bool) -> None:
-    """Refuse a ``data_dependent`` schema unless ``allow_data_dependent`` (ValueError saying why)."""
+    """Refuse a ``data_dependent`` schema unless ``allow_data_dependent`` (ValueError saying why).
+
+    Parameters
+    ----------
+    schema : TabularSchema
+        The schema about to be used for encoding.
+    allow_data_dependent : bool
+        Whether the caller accepts a schema read from the private data (and voids the guarantee).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        If ``schema.data_dependent`` and not ``allow_data_dependent``, saying why and what to do.
+    """
     if schema.data_dependent and not allow_data_dependent:
         raise ValueError(
             "the schema is data_dependent (read from the private data), so no model trained on this "
@@ -381,6 +398,22 @@ def read_csv(
     every column except ``target`` whose present cells are all numbers is parsed, and the
     schema is :meth:`TabularSchema.infer`-red from the file (data-dependent, with a
     :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`); ``target`` is required.
+    A column that becomes categorical although it looks numeric (some cells are numbers and
+    others, e.g. ``NA``, are not; or numbers with a decimal comma, ``1,5``) is named in a
+    further ``DataDependentPreprocessingWarning`` with up to 5 of its non-numeric values and
+    the fix (a schema declaring it numerical with those markers in ``missing_values``; decimal
+    points).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The CSV file.
+    schema : TabularSchema, optional
+        The declared schema; None to infer one (no guarantee).
+    target : str, optional
+        The label column; required without ``schema``.
+    positive_label : str, optional
+        The label mapped to +1 (see :meth:`TabularSchema.infer`).
 
     Returns
     -------
@@ -398,12 +431,23 @@ def read_csv(
         if target is None:
             raise ValueError("read_csv needs either a schema or a target column name")
         frame = _read_text(path)
+        lookalikes: list[str] = []
         for column in frame.columns:
             if column != target:
                 try:
                     frame[column] = numbers(frame[column], str(column), DEFAULT_MISSING_VALUES)
                 except ValueError:  # some present cell is not a number: a categorical column
-                    pass
+                    if (note := _numeric_lookalike(frame[column], str(column))) is not None:
+                        lookalikes.append(note)
+        if lookalikes:
+            warnings.warn(
+                "read_csv inferred these columns as categorical although their cells look numeric: "
+                + "; ".join(lookalikes) + ". Each distinct value becomes a category of its own. "
+                "If they are numbers, pass a schema that declares them numerical (with its "
+                "missing_values listing markers such as 'NA'), or correct the file.",
+                DataDependentPreprocessingWarning,
+                stacklevel=2,
+            )
         return frame, TabularSchema.infer(frame, target, positive_label)
     for name, given, declared in [
         ("target", target, schema.target),
@@ -416,6 +460,30 @@ def read_csv(
         if column in frame.columns:
             frame[column] = numbers(frame[column], column, schema.missing_values)
     return frame, schema
+
+
+def _numeric_lookalike(series: pd.Series, column: str) -> str | None:
+    """What to say of a column that failed to parse as numbers but looks numeric, or None.
+
+    It looks numeric when some present cell is a number (the others, up to
+    :data:`~dpconvex.datasets.encoding._EXAMPLES` of them, are named: ``'NA'``, ``'?'`` ...), or
+    when every present cell is a number written with a decimal comma (``'1,5'``).
+    """
+    text, missing = text_cells(series, DEFAULT_MISSING_VALUES)
+    present = pd.Series(text[~missing], dtype=object)
+    if present.empty:
+        return None
+    parsed = pd.to_numeric(present, errors="coerce").notna().to_numpy()
+    tokens = sorted(set(present[~parsed]))
+    shown = f"{tokens[:_EXAMPLES]}{' ...' if len(tokens) > _EXAMPLES else ''}"
+    comma = pd.to_numeric(present[~parsed].str.replace(",", ".", regex=False), errors="coerce").notna()
+    if comma.all() and present[~parsed].str.contains(",", regex=False).all():
+        return (f"{column!r} (non-numeric values {shown}, numbers with a decimal comma: write them "
+                "with a decimal point, e.g. '1.5' for '1,5', and a ',' or ';' delimiter)")
+    if parsed.any():
+        return (f"{column!r} ({int((~parsed).sum())} of {parsed.size} present cells are not numbers: "
+                f"{shown}; if they mark missing values, list them in the schema's missing_values)")
+    return None
 
 
 def _read_text(path: str | os.PathLike[str]) -> pd.DataFrame:
