@@ -24,8 +24,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpconvex import PrivateLogisticRegression, PublicSchemaTransformer
+from dpconvex._validation import input_leaks
 from dpconvex.certificate import NO_GUARANTEE
 from dpconvex.cli import main
+from dpconvex.datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON
 from dpconvex.datasets import ADULT_SCHEMA, TabularSchema, load_adult, load_adult_raw, preprocess, read_csv
 from dpconvex.exceptions import DataDependentPreprocessingWarning, PrivacyLeakWarning
 
@@ -209,10 +211,25 @@ def test_from_dataframe_reads_the_data_and_voids_the_certificate() -> None:
     pipeline = make_pipeline(transformer, PrivateLogisticRegression(classes=[-1, 1], random_state=0))
     with pytest.raises(ValueError, match="allow_data_dependent=True.*PublicSchemaTransformer.certify"):
         pipeline.fit(frame, frame["label"])
-    pipeline.set_params(publicschematransformer__allow_data_dependent=True).fit(frame, frame["label"])
-    report = pipeline[0].certify(pipeline[-1].privacy_report_)
+    with pytest.warns(DataDependentPreprocessingWarning, match="epsilon = inf"):
+        pipeline.set_params(publicschematransformer__allow_data_dependent=True).fit(frame, frame["label"])
+    # The estimator voids its own certificate: the transformer's output carries the reason.
+    own = pipeline[-1].privacy_report_
+    assert own.epsilon == math.inf
+    assert any(note.startswith(NO_GUARANTEE) and '"data_dependent": true' in note for note in own.notes)
+    report = pipeline[0].certify(own)
     assert report.epsilon == math.inf
     assert any(note.startswith(NO_GUARANTEE) and '"data_dependent": true' in note for note in report.notes)
+    # Slices keep the mark (cross-validation inside a fitted pipeline); NumPy conversion drops it.
+    with pytest.warns(DataDependentPreprocessingWarning):
+        encoded = pipeline[0].transform(frame)
+    assert input_leaks(encoded[:5]) == input_leaks(encoded.copy()) == (DATA_DEPENDENT_SCHEMA_REASON,)
+    assert input_leaks(np.asarray(encoded)) == ()
+    with pytest.raises(ValueError, match="set_output.*data-dependent"):
+        pipeline[0].set_output(transform="pandas")
+    # A declared schema's output is a plain array and the certificate stays finite.
+    declared = PublicSchemaTransformer(SCHEMA).fit(_frame())
+    assert type(declared.transform(_frame())) is np.ndarray
     with pytest.raises(ValueError, match=r"missing columns: \['nope'\]"):
         PublicSchemaTransformer.from_dataframe(frame, target="nope")
 
@@ -287,6 +304,29 @@ def test_unseen_category_at_predict_time_both_modes() -> None:
     transformer = PublicSchemaTransformer(strict).fit(frame)
     with pytest.raises(ValueError, match=r"'colour' has values not declared.*\['purple'\].*other_slot=True"):
         transformer.transform(new)
+
+
+def test_unseen_category_warning_names_up_to_five_values() -> None:
+    frame = _frame()
+    new = frame.head(8).assign(colour=["red", "g", "f", "e", "d", "c", "b", "b"])
+    with pytest.warns(PrivacyLeakWarning, match=r"7 categorical values.*'colour': 7\}; values, up to 5 per column: "
+                                                r"\{'colour': \['b', 'c', 'd', 'e', 'f'\]\}"):
+        PublicSchemaTransformer(SCHEMA).fit(frame).transform(new)
+
+
+def test_integer_category_stored_as_float_because_of_a_nan() -> None:
+    # pandas stores [1, NaN, 2] as float64: 1.0 must read as the declared "1", not as an unseen value.
+    schema = TabularSchema(None, None, {"code": ("1", "2")}, {}, other_slot=True)
+    frame = pd.DataFrame({"code": [1, None, 2, 3]})
+    assert frame["code"].dtype == np.float64
+    with pytest.warns(PrivacyLeakWarning, match=r"'code': 1\}; values.*\['3'\]") as caught:
+        X = PublicSchemaTransformer(schema).fit(frame).transform(frame)
+    assert len(caught) == 1
+    np.testing.assert_array_equal(X, [[1, 0, 0], [0, 0, 1], [0, 1, 0], [0, 0, 1]])
+    # A declared float text still matches as it is; a non-integral float is not rounded.
+    declared = TabularSchema(None, None, {"code": ("1.0", "2.5")}, {})
+    X = PublicSchemaTransformer(declared).fit_transform(pd.DataFrame({"code": [1.0, 2.5]}))
+    np.testing.assert_array_equal(X, [[1, 0], [0, 1]])
 
 
 def test_non_numeric_value_in_a_numerical_column() -> None:

@@ -9,6 +9,7 @@ declared schema only, so the map costs no privacy.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -33,7 +34,24 @@ _EXAMPLES = 5  # how many offending values an error message lists
 
 
 def require_columns(frame: pd.DataFrame, columns: Sequence[str]) -> None:
-    """Raise ValueError naming the ``columns`` absent from ``frame``."""
+    """Raise ValueError naming the ``columns`` absent from ``frame``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The data.
+    columns : sequence of str
+        The columns it must contain.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        Listing every column of ``columns`` that ``frame`` lacks.
+    """
     missing = [column for column in columns if column not in frame.columns]
     if missing:
         raise ValueError(f"data frame is missing columns: {missing}")
@@ -45,9 +63,18 @@ def text_cells(series: pd.Series, missing_values: Sequence[str]) -> tuple[np.nda
     A cell is missing when it is NaN/None, or when its stripped text is one of
     ``missing_values`` (compared with the cell's text, e.g. ``""`` for an empty CSV cell).
 
+    Parameters
+    ----------
+    series : pandas.Series
+        One column.
+    missing_values : sequence of str
+        Cell texts that mean missing (the schema's ``missing_values``).
+
     Returns
     -------
     text : numpy.ndarray of str (object)
+        ``str(cell).strip()`` of every cell (a float cell keeps its float text, ``"1.0"``; a
+        categorical column reads it as ``"1"`` when ``"1.0"`` is not declared, see :func:`encode`).
     missing : numpy.ndarray of bool
     """
     text = np.array([str(value).strip() for value in series], dtype=object)
@@ -59,6 +86,19 @@ def text_cells(series: pd.Series, missing_values: Sequence[str]) -> tuple[np.nda
 
 def numbers(series: pd.Series, column: str, missing_values: Sequence[str]) -> np.ndarray:
     """Float values of a numerical column, NaN where a cell is missing (see :func:`text_cells`).
+
+    Parameters
+    ----------
+    series : pandas.Series
+        One column: numbers, or texts of numbers (a numeric dtype is taken as it is).
+    column : str
+        The column's name, for the message.
+    missing_values : sequence of str
+        Cell texts that mean missing.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (len(series),)
 
     Raises
     ------
@@ -107,9 +147,11 @@ def encode(frame: pd.DataFrame, schema: TabularSchema, row_norm: float = 1.0) ->
     column's indicator feature is 1), values are clipped into the declared bounds (with a
     :class:`~dpconvex.exceptions.PrivacyLeakWarning` giving the count) and scaled to [0, 1] by
     ``(x - lower) / (upper - lower)`` (a column with ``lower == upper`` maps to 0). Categorical
-    columns are one-hot encoded; with ``schema.other_slot`` a missing cell, or a value not
-    among the declared categories (with a ``PrivacyLeakWarning`` giving the count per column),
-    goes to the column's ``<missing/other>`` feature. Each row is then scaled to L2 norm
+    columns are one-hot encoded, a float cell with an integral value reading as the integer
+    (``1.0`` as ``"1"``, as pandas stores an integer column with a NaN) unless its float text is
+    declared; with ``schema.other_slot`` a missing cell, or a value not among the declared
+    categories (with a ``PrivacyLeakWarning`` giving the count and up to 5 of the values per
+    column), goes to the column's ``<missing/other>`` feature. Each row is then scaled to L2 norm
     ``row_norm``; an all-zero row stays zero. Columns of ``frame`` not in the schema are ignored.
 
     Parameters
@@ -155,10 +197,11 @@ def encode(frame: pd.DataFrame, schema: TabularSchema, row_norm: float = 1.0) ->
         if column in schema.numeric_fill:
             blocks.append(missing.astype(np.float64).reshape(n, 1))
     others: dict[str, int] = {}
+    examples: dict[str, list[str]] = {}
     for column, cats in schema.categorical.items():
         codes, undeclared = _category_codes(frame[column], column, cats, schema)
         if undeclared:
-            others[column] = undeclared
+            others[column], examples[column] = len(undeclared), sorted(set(undeclared))[:_EXAMPLES]
         block = np.zeros((n, len(cats) + schema.other_slot))
         block[np.arange(n), codes] = 1.0
         blocks.append(block)
@@ -172,7 +215,8 @@ def encode(frame: pd.DataFrame, schema: TabularSchema, row_norm: float = 1.0) ->
     if others:
         warnings.warn(
             f"{sum(others.values())} categorical values were not among the declared categories "
-            f"and went to their column's {OTHER_SLOT} feature (per column: {others}); declare "
+            f"and went to their column's {OTHER_SLOT} feature (per column: {others}; values, up to "
+            f"{_EXAMPLES} per column: {examples}); declare "
             "them in the schema to give them features of their own",
             PrivacyLeakWarning,
             stacklevel=3,
@@ -182,21 +226,36 @@ def encode(frame: pd.DataFrame, schema: TabularSchema, row_norm: float = 1.0) ->
     return np.divide(features, norms, out=np.zeros_like(features), where=norms > 0) * row_norm
 
 
+def _integral_text(value: object) -> str | None:
+    """``"1"`` for a float cell holding 1.0 (exactly an integer, |x| < 2**53); None otherwise."""
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer() \
+            and abs(value) < 2.0**53:
+        return str(int(value))
+    return None
+
+
 def _category_codes(
     series: pd.Series, column: str, cats: tuple[str, ...], schema: TabularSchema
-) -> tuple[np.ndarray, int]:
-    """One-hot positions of a categorical column's cells, and how many were undeclared values.
+) -> tuple[np.ndarray, list[str]]:
+    """One-hot positions of a categorical column's cells, and the undeclared values (one per row).
 
-    With ``schema.other_slot`` missing and undeclared cells get position ``len(cats)``;
-    without it they raise ValueError naming the column and what to do.
+    A float cell with an integral value whose text (``"1.0"``) is not declared reads as the
+    integer (``"1"``): pandas stores an integer column with a NaN as floats.  With
+    ``schema.other_slot`` missing and undeclared cells get position ``len(cats)``; without it
+    they raise ValueError naming the column and what to do.
     """
     text, missing = text_cells(series, schema.missing_values)
-    codes = pd.Index(cats, dtype=object).get_indexer(text)
+    index = pd.Index(cats, dtype=object)
+    codes = index.get_indexer(text)
+    for row in np.flatnonzero((codes < 0) & ~missing):
+        if (integral := _integral_text(series.iloc[row])) is not None:
+            text[row] = integral
+            codes[row] = index.get_indexer([integral])[0]
     codes[missing] = -1
     undeclared = (codes < 0) & ~missing
     if schema.other_slot:
         codes[codes < 0] = len(cats)
-        return codes, int(undeclared.sum())
+        return codes, list(text[undeclared])
     if missing.any():
         raise ValueError(
             f"categorical column {column!r} has {int(missing.sum())} missing values; set "
@@ -209,4 +268,4 @@ def _category_codes(
             f"{sorted(set(text[undeclared]))[:_EXAMPLES]}; add them to the schema's category "
             f"list, or set other_slot=True to send them to a '{column}={OTHER_SLOT}' feature"
         )
-    return codes, 0
+    return codes, []
