@@ -143,3 +143,31 @@ def prepare_training_inputs(
     if not loss.classification and label_bound is not None:
         y, _ = enforce_label_bound(y, label_bound, strict=strict)
     return X, y
+
+
+class DataDependentFeatures(np.ndarray):
+    """Features whose encoding was read from the private data: no model fitted on them has a guarantee.
+
+    :class:`~dpconvex.preprocessing.PublicSchemaTransformer` returns this array (a float ndarray with
+    the attribute ``privacy_leak``, the reason) for a data-dependent schema, so that an estimator
+    fitted on its output in a ``Pipeline`` voids its own certificate (:func:`input_leaks`).  Slices
+    and copies keep the reason; ``numpy.asarray`` drops it (validation happens after it is read).
+    """
+
+    privacy_leak: str = ""
+
+    def __array_finalize__(self, source: object) -> None:
+        self.privacy_leak = getattr(source, "privacy_leak", "")
+
+
+def mark_data_dependent(features: NDArray[np.float64], reason: str) -> DataDependentFeatures:
+    """``features`` as :class:`DataDependentFeatures` carrying ``reason``."""
+    marked = np.asarray(features, dtype=float).view(DataDependentFeatures)
+    marked.privacy_leak = reason
+    return marked
+
+
+def input_leaks(X: object) -> tuple[str, ...]:
+    """The reasons a feature matrix voids the guarantee: ``(X.privacy_leak,)`` if it carries one, else ``()``."""
+    reason = getattr(X, "privacy_leak", "")
+    return (reason,) if isinstance(reason, str) and reason else ()

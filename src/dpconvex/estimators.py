@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import enforce_norm_bound
+from ._validation import enforce_norm_bound, input_leaks
 from ._params import Instance, Interval, Options, validate_params
 from .constraints import L2Ball, Unconstrained
 from .exceptions import PrivacyLeakWarning
@@ -168,10 +168,11 @@ class _PrivateBinaryClassifier(ClassifierMixin, _PrivateLinearModel):
     def fit(self, X, y):
         """Fit on X (n, d) and binary labels y; returns self."""
         validate_params(self.get_params(deep=False), self._parameter_constraints)
+        encoded = input_leaks(X)  # e.g. a data-dependent PublicSchemaTransformer's output
         X, y = validate_data(self, X, y, ensure_min_samples=2)
         self.classes_, leaks = self._label_set(y)
         signed = np.where(y == self.classes_[1], 1.0, -1.0)
-        self._fit_private(np.asarray(X, dtype=float), signed, leaks)
+        self._fit_private(np.asarray(X, dtype=float), signed, leaks + encoded)
         return self
 
     def _label_set(self, y: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -391,8 +392,9 @@ class PrivateRidge(RegressorMixin, _PrivateLinearModel):
     def fit(self, X, y):
         """Fit on X (n, d) and real targets y; returns self."""
         validate_params(self.get_params(deep=False), self._parameter_constraints)
+        leaks = input_leaks(X)
         X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True)
-        self._fit_private(np.asarray(X, dtype=float), np.asarray(y, dtype=float))
+        self._fit_private(np.asarray(X, dtype=float), np.asarray(y, dtype=float), leaks)
         return self
 
     def predict(self, X) -> np.ndarray:
@@ -491,8 +493,9 @@ class PrivateLADRegressor(_NonSmoothModel, RegressorMixin, _PrivateLinearModel):
     def fit(self, X, y):
         """Fit on X (n, d) and real targets y; returns self."""
         validate_params(self.get_params(deep=False), self._parameter_constraints)
+        leaks = input_leaks(X)
         X, y = validate_data(self, X, y, ensure_min_samples=2, y_numeric=True)
-        self._fit_private(np.asarray(X, dtype=float), np.asarray(y, dtype=float))
+        self._fit_private(np.asarray(X, dtype=float), np.asarray(y, dtype=float), leaks)
         return self
 
     def predict(self, X) -> np.ndarray:

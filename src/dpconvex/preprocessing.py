@@ -26,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -35,9 +36,11 @@ from sklearn.utils import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from ._params import Instance, Interval, Options, validate_params
+from ._validation import mark_data_dependent
 from .certificate import PrivacyCertificate
 from .datasets.encoding import encode, feature_names, require_columns
 from .datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON, TabularSchema, check_data_dependent
+from .exceptions import DataDependentPreprocessingWarning
 
 __all__ = ["PublicSchemaTransformer"]
 
@@ -132,7 +135,30 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         self._check_frame(X)
-        return encode(X, self.schema, self.row_norm)
+        encoded = encode(X, self.schema, self.row_norm)
+        if not self.schema.data_dependent:
+            return encoded
+        # Read from the data: mark the output, so an estimator fitted on it voids its certificate.
+        warnings.warn(f"{DATA_DEPENDENT_SCHEMA_REASON}: a model fitted on this output has no differential-privacy "
+                      "guarantee (epsilon = inf)", DataDependentPreprocessingWarning, stacklevel=2)
+        return mark_data_dependent(encoded, DATA_DEPENDENT_SCHEMA_REASON)
+
+    def set_output(self, *, transform: str | None = None) -> PublicSchemaTransformer:
+        """scikit-learn's output container; a data-dependent schema keeps NumPy output.
+
+        A DataFrame would drop the mark that voids the certificate of a model fitted on the output
+        (:func:`~dpconvex._validation.mark_data_dependent`), so ``"pandas"`` / ``"polars"`` are refused
+        for a data-dependent schema.
+
+        Raises
+        ------
+        ValueError
+            If ``transform`` is ``"pandas"`` or ``"polars"`` and the schema is data-dependent.
+        """
+        if transform in ("pandas", "polars") and getattr(self.schema, "data_dependent", False):
+            raise ValueError(f"set_output(transform={transform!r}) is refused for a data-dependent schema: the "
+                             "container would drop the mark that voids the model's certificate; keep NumPy output")
+        return super().set_output(transform=transform)
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """Names of the output columns (:func:`~dpconvex.datasets.feature_names` of the schema).
