@@ -65,6 +65,41 @@ def test_orders_at_or_below_one_are_refused(orders):
         check_orders(orders)
 
 
+@pytest.mark.parametrize("value", [True, False, np.True_, np.array([True, False])])
+def test_a_bool_is_not_a_number(value):
+    # True would otherwise read as epsilon = 1 (and False as 0).
+    with pytest.raises(ValueError, match=_message("epsilon", "be finite and > 0", value)):
+        check_epsilon(value)
+    with pytest.raises(ValueError, match=_message("delta", "lie in the open interval (0, 1)", value)):
+        check_delta(value)
+    with pytest.raises(ValueError, match=_message("epsilon", "be finite and >= 0", value)):
+        check_nonnegative(value, "epsilon")
+    with pytest.raises(ValueError, match=_message("orders", "be finite and > 1", value)):
+        check_orders(value)
+    with pytest.raises(ValueError, match="epsilon must be finite and > 0; got epsilon=True"):
+        noisy_gd.calibrate_sigma(GD, True, 1e-6)
+
+
+def test_the_helpers_of_the_accountants_are_the_one_set_of_checks():
+    from dpconvex.accounting import ye_shokri
+    for call, name, valid, value in [
+        (lambda: ye_shokri.position_rdp(2.0, 1, 0.0, 0.5), "noise_multiplier", "be finite and > 0", 0.0),
+        (lambda: ye_shokri.position_rdp([1.0, 2.0], 1, 3.0, 0.5), "orders", "be finite and > 1", [1.0, 2.0]),
+        (lambda: ye_shokri.position_rdp(2.0, 1, 3.0, 1.0), "contraction", "lie in the open interval (0, 1)", 1.0),
+        (lambda: hockey_stick.gaussian_mechanism_delta(1.0, 1.0, [1.0, -1.0]), "sigma", "be finite and > 0",
+         [1.0, -1.0]),
+        (lambda: hockey_stick.projected_gaussian_contraction(2.0, math.inf, 1.0), "diameter", "be finite and > 0",
+         math.inf),
+        (lambda: sensitivity.mixture_rdp([2.0], [1.0], [1.0], True), "sigma", "be finite and > 0", True),
+        (lambda: sensitivity.outpert_gd_sensitivity(10, smoothness=1.0, strong_convexity=0.5, gradient_difference=-1.0),
+         "gradient_difference", "be finite and >= 0", -1.0),
+    ]:
+        with pytest.raises(ValueError, match=_message(name, valid, value)):
+            call()
+    with pytest.raises(ValueError, match=r"orders must not be empty"):
+        ye_shokri.position_rdp([], 1, 3.0, 0.5)
+
+
 # ------------------------------------------------------------------ every entry point, one message
 
 GD = noisy_gd.NoisyGDEvent(n=5000, sensitivity=4.0, step_size=0.02, sigma=0.02, iterations=300,

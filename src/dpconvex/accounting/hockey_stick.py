@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import erfcx, log_ndtr
 
-from ._checks import check_delta, check_nonnegative, check_positive
+from ._checks import check_delta, check_nonnegative, check_positive, check_positive_array
 from .calibration import smallest_epsilon, smallest_noise
 from .gdp import gd_contraction, gdp_delta, gdp_mu
 from .best_of import PrivacyAccount
@@ -176,10 +176,8 @@ def gradient_step_lipschitz(step_size: float, smoothness: float, strong_convexit
 
 
 def _positive(name: str, value: ArrayLike) -> NDArray[np.float64]:
-    v = np.asarray(value, dtype=float)
-    if np.any(~np.isfinite(v)) or np.any(v <= 0.0):
-        raise ValueError(f"{name} must be finite and > 0; got {value!r}.")
-    return v
+    """:func:`._checks.check_positive_array` (every entry finite and > 0), argument order kept."""
+    return check_positive_array(value, name)
 
 
 def _check_loss(lipschitz: float, smoothness: float, strong_convexity: float, step_size: float) -> None:

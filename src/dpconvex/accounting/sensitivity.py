@@ -49,7 +49,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
 from . import best_of, gdp
-from ._checks import check_delta, check_epsilon, check_nonnegative, check_open_unit, check_orders
+from ._checks import check_delta, check_epsilon, check_nonnegative, check_open_unit, check_orders, check_positive
 from .calibration import smallest_noise
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
 
@@ -78,10 +78,8 @@ MIXTURE_ASSUMPTIONS = BASE_ASSUMPTIONS + ("records uniformly permuted once befor
 
 
 def _positive_finite(name: str, value: float, *, allow_zero: bool = False) -> float:
-    value = float(value)
-    if not (np.isfinite(value) and (value >= 0.0 if allow_zero else value > 0.0)):
-        raise ValueError(f"{name} must be finite and {'>= 0' if allow_zero else '> 0'}; got {value!r}.")
-    return value
+    """:func:`._checks.check_positive` (finite and > 0, or >= 0 with ``allow_zero``), argument order kept."""
+    return check_positive(value, name, zero=allow_zero)
 
 
 def _validate_constants(smoothness: float, strong_convexity: float, gradient_difference: float) -> tuple:

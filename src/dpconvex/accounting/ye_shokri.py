@@ -58,7 +58,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
-from ._checks import check_delta
+from ._checks import check_delta, check_open_unit, check_orders, check_positive
 from .noisy_sgd import NoisySGDEvent, _unmet_hidden
 from .rdp import epsilon_from_rdp
 
@@ -79,11 +79,8 @@ _BLOCK = 1 << 22
 
 
 def _log_contraction(contraction: float) -> float:
-    c = float(contraction)
-    if not 0.0 < c < 1.0:
-        raise ValueError("contraction must lie in the open interval (0, 1) (c = 1 − η·λ with λ > 0); "
-                         f"got {contraction!r}.")
-    return math.log(c)
+    """log c for c = 1 − η·λ in (0, 1) (λ > 0): :func:`._checks.check_open_unit` named ``contraction``."""
+    return math.log(check_open_unit(contraction, "contraction"))
 
 
 def _unit_rdp(positions: ArrayLike, noise_multiplier: float, log_c: float) -> NDArray[np.float64]:
@@ -91,18 +88,17 @@ def _unit_rdp(positions: ArrayLike, noise_multiplier: float, log_c: float) -> ND
     j = np.asarray(positions, dtype=float)
     if np.any(j < 1) or np.any(j != np.floor(j)):
         raise ValueError(f"positions must be integers >= 1; got {positions!r}.")
-    z = float(noise_multiplier)
-    if not (math.isfinite(z) and z > 0):
-        raise ValueError(f"noise_multiplier must be finite and > 0; got {noise_multiplier!r}.")
+    z = check_positive(noise_multiplier, "noise_multiplier")
     # arXiv:2203.05363, dp_dynamics dp_utils.py l.267-269 (first_epoch_guarantee).
     return 2.0 / (z * z) * np.exp(2.0 * (j - 1.0) * log_c + np.log(-math.expm1(2.0 * log_c))
                                   - np.log(-np.expm1(2.0 * j * log_c)))
 
 
 def _orders(orders: ArrayLike) -> NDArray[np.float64]:
-    alpha = np.asarray(orders, dtype=float)
-    if alpha.size == 0 or np.any(~np.isfinite(alpha)) or np.any(alpha <= 1.0):
-        raise ValueError(f"orders must be non-empty, finite and > 1; got {orders!r}.")
+    """:func:`._checks.check_orders`, and not empty (a minimum over no orders is undefined)."""
+    alpha = check_orders(orders)
+    if alpha.size == 0:
+        raise ValueError(f"orders must not be empty; got orders={orders!r}.")
     return alpha
 
 
