@@ -1,11 +1,24 @@
 """Pure privacy accounting: hyperparameters in, privacy curves or (ε, δ) out.
 
-This subpackage imports nothing else from dpconvex; mechanisms call it, never the reverse.
-Shared core: :mod:`.best_of` (bound records, best-of, the account), :mod:`.calibration`, :mod:`._checks`.
-One module per family: :mod:`.rdp` (conversion), :mod:`.gdp` (Gaussian DP, Bok et al.),
-:mod:`.langevin` (Chourasia et al.), :mod:`.noisy_gd` (the best-of accountant for noisy GD),
-:mod:`.sensitivity` (Chen et al. output perturbation), :mod:`.hockey_stick` (Asoodeh et al. E_γ
-contraction), :mod:`.private_sco` (Arora et al. noisy SGD with the fresh-sample rule).
+This subpackage imports nothing else from dpconvex (:mod:`.poisson_pld` uses the external
+dp-accounting package); mechanisms call it, never the reverse.
+Every module (the package namespace imports some of them; import the others by name):
+
+Shared core
+    :mod:`.best_of` (bound records, the bound registry, best-of, :class:`PrivacyAccount`),
+    :mod:`.calibration` (the one calibration search: ``smallest_noise``, ``smallest_epsilon``),
+    :mod:`._checks` (the one set of ε / δ / order / tolerance checks), :mod:`.rdp` (RDP curves and
+    their conversion to (ε, δ)), :mod:`.gdp` (Gaussian DP, Bok et al.).
+Accountants, one per mechanism family
+    :mod:`.noisy_gd` (the best-of accountant for full-batch noisy GD), :mod:`.langevin`
+    (Chourasia et al.), :mod:`.noisy_sgd` (the best-of accountant for noisy mini-batch SGD, with its
+    formulas in :mod:`.noisy_sgd_bounds`, the shifted-interpolation lemma in
+    :mod:`.shifted_interpolation` and the Poisson-subsampled Gaussian privacy-loss distribution in
+    :mod:`.poisson_pld`), :mod:`.sensitivity` (Chen et al. output perturbation),
+    :mod:`.hockey_stick` (Asoodeh et al. E_γ contraction, PNSGD), :mod:`.private_sco` (Arora et al.
+    noisy SGD with the fresh-sample rule).
+Comparison numbers, never certificates
+    :mod:`.ye_shokri` (Ye & Shokri 2022 shuffle-and-partition RDP, from the authors' code).
 """
 
 from . import gdp, langevin, noisy_gd, rdp

@@ -427,8 +427,9 @@ class PNSGDEvent:
 
 @lru_cache(maxsize=1024)
 def account_pnsgd(event: PNSGDEvent, delta: float) -> PrivacyAccount:
-    """ε at ``delta`` for a PNSGD run via Thm 1 (bisection on the E_γ curve), as a :class:`PrivacyAccount`.
+    """ε at ``delta`` for a PNSGD run via Thm 1, as a :class:`PrivacyAccount`.
 
+    ε is read off the E_γ curve by :func:`epsilon_for_delta` (:func:`.calibration.smallest_epsilon`).
     Thm 5 with ``event.random_stop``, else Thm 4 (``sigma``) or Thm 3 (``scale``) for ``event.record``
     (None: the worst record, t = n).  Cached (pure).
     """

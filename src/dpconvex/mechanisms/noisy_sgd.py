@@ -459,7 +459,8 @@ def noisy_sgd(
 
     if plan.bound == "best":  # the winner, and why each other bound lost or did not apply
         notes += bound_notes(privacy)
-    notes += [f"bound {name!r} not implemented: {reason}" for name, reason in accountant.EXCLUDED.items()
+    notes += [f"bound {name!r} left out of the certificate: {reason}"
+              for name, reason in accountant.EXCLUDED.items()
               if name == "ye-shokri" and event.batching == "shuffled"]
     certificate = PrivacyCertificate(
         mechanism="noisy_sgd",
