@@ -111,7 +111,7 @@ from .noisy_gd import EVERY_ITERATE, HIDDEN_STATE
 __all__ = [
     "BATCHINGS", "NoisySGDEvent", "SGDBound", "BOUNDS", "EXCLUDED", "unmet_conditions",
     "applicable_bounds", "candidate_bounds", "gdp_mu", "epsilon_of", "delta_of", "account", "composition_epsilon",
-    "calibrate_sigma",
+    "calibrate_sigma", "hidden_state_conditions",
 ]
 
 BATCHINGS = ("poisson", "shuffled", "cyclic")
@@ -234,8 +234,8 @@ def _needs_disjoint(e: NoisySGDEvent) -> list[str]:
     return [] if e.batching in ("shuffled", "cyclic") else ["batching in {'shuffled', 'cyclic'}"]
 
 
-def _unmet_hidden(e: NoisySGDEvent) -> list[str]:
-    """Conditions every hidden-state bound shares (release, clipping; module derivation notes)."""
+def hidden_state_conditions(e: NoisySGDEvent) -> list[str]:
+    """Unmet conditions every hidden-state bound shares (release, clipping; module derivation notes)."""
     unmet = [] if e.last_iterate_only else ["only the last iterate θ_T released (a mean of iterates needs composition)"]
     if e.clipping == "other":
         unmet.append("per-example clipping only on a GLM / margin loss φ(θᵀx; y): clipping other losses may "
@@ -251,7 +251,7 @@ def _unmet_composition(e: NoisySGDEvent) -> list[str]:
 
 
 def _unmet_bok(e: NoisySGDEvent) -> list[str]:
-    unmet = _needs_disjoint(e) + _unmet_hidden(e)
+    unmet = _needs_disjoint(e) + hidden_state_conditions(e)
     if e.strong_convexity <= 0:
         unmet.append("strong_convexity > 0")
     if not e.step_size * e.smoothness < 2.0:
@@ -276,7 +276,7 @@ def _unmet_shifted(e: NoisySGDEvent) -> list[str]:
     unmet = [] if e.batching in ("shuffled", "cyclic") else [
         "batching in {'shuffled', 'cyclic'} (Poisson batches are not covered: the core lemma needs a "
         "deterministic schedule, and Bok et al.'s NoisySGD bound is not implemented)"]
-    unmet += _unmet_hidden(e)
+    unmet += hidden_state_conditions(e)
     if not (e.step_size * e.smoothness <= 2.0 and e.contraction <= 1.0):
         unmet.append(f"step_size <= 2/smoothness (= {2.0 / e.smoothness if e.smoothness else math.inf:.6g}), "
                      "i.e. contraction c = max(|1 − ηm|, |1 − ηM|) <= 1")

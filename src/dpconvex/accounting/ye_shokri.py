@@ -64,7 +64,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
 from ._checks import check_delta, check_open_unit, check_orders, check_positive
-from .noisy_sgd import NoisySGDEvent, _unmet_hidden
+from .noisy_sgd import NoisySGDEvent, hidden_state_conditions
 from .rdp import epsilon_from_rdp
 
 __all__ = ["ORDERS", "NOTE", "position_rdp", "shuffled_rdp", "unmet_conditions", "event_rdp",
@@ -196,7 +196,7 @@ def unmet_conditions(event: NoisySGDEvent) -> list[str]:
         unmet.append("1 − step_size·strong_convexity < 1 in floating point (η·λ is too small)")
     if event.batches < 2:
         unmet.append("at least 2 batches per epoch (batch_size < n)")
-    return unmet + _unmet_hidden(event)
+    return unmet + hidden_state_conditions(event)
 
 
 def _their_parameters(event: NoisySGDEvent) -> tuple[float, float, int]:
