@@ -81,7 +81,8 @@ class PrivacyCertificate:
         was read from the private data (the theorem assumed it public).  Every ε the certificate
         states (``epsilon``, ``composition_epsilon``, ``candidates``) becomes ``inf``; the rest is
         kept to show what the run would have certified with that constant declared in advance.
-        ε only ever grows: a void certificate stays void.
+        ε only ever grows: a void certificate stays void; voiding it again for a reason it already
+        states changes nothing (no duplicate note).
 
         Parameters
         ----------
@@ -92,11 +93,12 @@ class PrivacyCertificate:
         -------
         PrivacyCertificate
         """
+        note = f"{NO_GUARANTEE}: {reason}"
         return self._copy(
             epsilon=math.inf,
             composition_epsilon=math.inf,
             candidates={name: math.inf for name in self.candidates},
-            notes=(*self.notes, f"{NO_GUARANTEE}: {reason}"),
+            notes=self.notes if note in self.notes else (*self.notes, note),
         )
 
     def _copy(self, **changes: Any) -> "PrivacyCertificate":
