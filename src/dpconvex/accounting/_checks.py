@@ -5,6 +5,12 @@ Every accountant and :mod:`.calibration` checks its ε, δ, orders and ``rtol`` 
 range, or not a number (a string, ``None``, a bool: ``True`` is not ε = 1), raises ``ValueError``
 naming the parameter, its valid range and the value given, e.g. ``delta must lie in the open
 interval (0, 1); got delta=1.5.``  Pure; imports nothing of the library.
+
+Sources of the ranges (no privacy formula lives here).  (ε, δ)-DP: Dwork & Roth, *The Algorithmic
+Foundations of Differential Privacy* (2014), Def. 2.4 — ε ≥ 0 and δ ∈ [0, 1]; the library
+certifies only ε > 0 and δ ∈ (0, 1) (δ = 0 has no finite ε for the Gaussian mechanism, δ = 1 says
+nothing), hence the open ranges.  Rényi DP: Mironov 2017 (arXiv:1702.07476), Def. 3 — orders α > 1
+(α = 1 is the KL limit, which the accountants do not evaluate).
 """
 
 from __future__ import annotations

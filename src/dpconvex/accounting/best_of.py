@@ -12,6 +12,14 @@ The :class:`PrivacyAccount` carries the winner, every candidate's ε and the ski
 dp-accounting's ``DpEvent`` / ``PrivacyAccountant``: the event says what ran, the accountant what
 it can prove.)  Each accountant keeps its own evaluators (RDP curve, μ-GDP map, (ε, δ) curve) in a
 subclass of :class:`Bound`; this module never evaluates a privacy formula.
+
+Sources and soundness.  The event/accountant split: Google's dp-accounting library
+(github.com/google/differential-privacy, ``python/dp_accounting``: ``dp_event.py``,
+``privacy_accountant.py``).  The best-of is sound without a theorem of its own: every applicable
+bound is an upper bound on the ε at δ of the same run (each cites its theorem, e.g. Chourasia, Ye,
+Shokri 2021, arXiv:2102.05855; Bok, Su, Altschuler 2024, arXiv:2403.00278), so their minimum is
+one too — provided a bound is counted only when ``unmet(event)`` is empty, which :meth:`BoundRegistry.best_of`
+enforces; a bound whose conditions fail is skipped with them, never evaluated.
 """
 
 from __future__ import annotations
