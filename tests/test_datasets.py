@@ -242,13 +242,19 @@ def test_infer_warns_and_reads_data() -> None:
     np.testing.assert_array_equal(y, [-1, 1, -1])
 
 
-def test_infer_requires_positive_label_unless_binary() -> None:
-    frame = pd.DataFrame({"n": [1, 2, 3], "t": ["a", "b", "c"]})
-    with pytest.raises(ValueError, match="positive_label"):
-        TabularSchema.infer(frame, "t")
+def test_infer_reads_a_multi_class_label_set_unless_a_positive_label_is_given() -> None:
+    frame = pd.DataFrame({"n": [1, 2, 3, 4], "t": ["b", "c ", "a", "b"]})
+    with pytest.warns(DataDependentPreprocessingWarning, match=r"read the label set \(3 classes\)"):
+        schema = TabularSchema.infer(frame, "t")
+    assert schema.classes == ("a", "b", "c") and schema.positive_label is None  # stripped, sorted as strings
+    assert schema.label_set == schema.classes
+    _, y = preprocess(frame, schema, allow_data_dependent=True)
+    assert y.tolist() == ["b", "c", "a", "b"]
     with pytest.warns(DataDependentPreprocessingWarning) as caught:
-        assert TabularSchema.infer(frame, "t", positive_label="a").positive_label == "a"
+        binary = TabularSchema.infer(frame, "t", positive_label="a")
+    assert (binary.positive_label, binary.classes, binary.label_set) == ("a", None, (-1, 1))
     assert "positive label" not in str(caught[0].message)  # given, not read from the data
+    assert "label set" not in str(caught[0].message)
 
 
 def test_read_csv_with_and_without_schema(tmp_path) -> None:
@@ -294,10 +300,12 @@ def test_read_csv_without_schema_names_numeric_looking_categorical_columns(tmp_p
 
 
 def test_schema_from_dict_rejects_bad_keys() -> None:
-    with pytest.raises(ValueError, match="positive_label"):
+    with pytest.raises(ValueError, match="exactly one of positive_label.*and classes"):
         TabularSchema.from_dict({"target": "t"})
     with pytest.raises(ValueError, match="numeric"):
         TabularSchema.from_dict({"target": "t", "positive_label": "y", "numeric": {}})
+    with pytest.raises(ValueError, match="needs the key target"):
+        TabularSchema.from_dict({"positive_label": "y"})
 
 
 def test_held_out_split_does_not_depend_on_the_labels(tmp_path) -> None:
@@ -319,7 +327,7 @@ def test_held_out_split_does_not_depend_on_the_labels(tmp_path) -> None:
             frame.loc[0, "label"] = "no" if frame.loc[0, "label"] == "yes" else "yes"
         frame.to_csv(tmp_path / "data.csv", index=False)
         splits.append(load_train_test(csv=str(tmp_path / "data.csv"), schema=str(schema), seed=3))
-    (X_train, X_test, _, _, reasons), (X_train2, X_test2, _, _, _) = splits
-    assert reasons == ()
-    np.testing.assert_array_equal(X_train, X_train2)
-    np.testing.assert_array_equal(X_test, X_test2)
+    first, second = splits
+    assert first.reasons == () and first.classes == (-1, 1)
+    np.testing.assert_array_equal(first.X_train, second.X_train)
+    np.testing.assert_array_equal(first.X_test, second.X_test)

@@ -261,7 +261,9 @@ def test_schema_options_round_trip_through_json(tmp_path) -> None:
     ({"missing_values": "NA"}, r"missing_values must be a list of strings, e.g. \['NA'\]"),
     ({"other_slot": "yes"}, "other_slot must be True or False"),
     ({"categorical": {"c": ("a", "<missing/other>")}, "other_slot": True}, r"same name: \['c=<missing/other>'\]"),
-    ({"positive_label": None}, "target and positive_label must both be given"),
+    ({"positive_label": None}, "target 't' needs exactly one of positive_label .* and classes"),
+    ({"classes": ("a", "b")}, "target 't' needs exactly one of positive_label .* and classes"),
+    ({"target": None}, "features-only schema .* declares no labels"),
 ])
 def test_schema_rejects_bad_options(spec, needle) -> None:
     base = {"target": "t", "positive_label": "y", "categorical": {"c": ("a", "b")}, "numerical": {"n": (0, 5)}}

@@ -1,10 +1,10 @@
-"""The feature map of a :class:`~dpconvex.datasets.tabular.TabularSchema`, record by record.
+"""The feature and label maps of a :class:`~dpconvex.datasets.tabular.TabularSchema`, record by record.
 
 One code path: :func:`~dpconvex.datasets.tabular.preprocess` (hence ``load_adult`` and
 ``dpconvex train --csv``) and :class:`~dpconvex.preprocessing.PublicSchemaTransformer` both call
 :func:`encode`, and :func:`~dpconvex.datasets.tabular.read_csv` parses cells with the same
-:func:`text_cells` / :func:`numbers`. Every output row depends on its own record and the
-declared schema only, so the map costs no privacy.
+:func:`text_cells` / :func:`numbers`; :func:`encode_labels` maps the target column. Every output
+row depends on its own record and the declared schema only, so the maps cost no privacy.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from dpconvex.exceptions import PrivacyLeakWarning
 if TYPE_CHECKING:
     from dpconvex.datasets.tabular import TabularSchema
 
-__all__ = ["OTHER_SLOT", "MISSING_INDICATOR", "encode", "feature_names", "numbers", "require_columns", "text_cells"]
+__all__ = ["OTHER_SLOT", "MISSING_INDICATOR", "encode", "encode_labels", "feature_names", "label_declaration",
+           "label_texts", "numbers", "require_columns", "text_cells"]
 
 #: Suffix of the feature ``"column=<missing/other>"`` of a categorical column (``other_slot=True``).
 OTHER_SLOT = "<missing/other>"
@@ -269,3 +270,132 @@ def _category_codes(
             f"list, or set other_slot=True to send them to a '{column}={OTHER_SLOT}' feature"
         )
     return codes, []
+
+
+def label_texts(series: pd.Series, column: str, missing_values: Sequence[str]) -> np.ndarray:
+    """Whitespace-stripped texts of a target column (see :func:`text_cells`); no cell may be missing.
+
+    Parameters
+    ----------
+    series : pandas.Series
+        The target column.
+    column : str
+        Its name, for the message.
+    missing_values : sequence of str
+        Cell texts that mean missing.
+
+    Returns
+    -------
+    numpy.ndarray of str (object), shape (len(series),)
+
+    Raises
+    ------
+    ValueError
+        Naming the column, the count and up to 5 row labels of the missing cells, and what to do.
+    """
+    text, missing = text_cells(series, missing_values)
+    if missing.any():
+        rows = list(series.index[missing][:_EXAMPLES])
+        raise ValueError(
+            f"target column {column!r} has {int(missing.sum())} missing values (rows with index "
+            f"{rows}{', ...' if missing.sum() > _EXAMPLES else ''}); a record without a label cannot be "
+            "trained on: remove those rows from the data, or give them a label"
+        )
+    return text
+
+
+def encode_labels(series: pd.Series, schema: TabularSchema) -> np.ndarray:
+    """The labels of a target column by the schema: -1/+1 (binary) or the declared label texts (multi-class).
+
+    A binary schema (``schema.positive_label``) maps ``positive_label`` to +1 and every other
+    value to -1 (one-vs-rest). A multi-class schema (``schema.classes``) keeps each label's
+    whitespace-stripped text, which must be one of the declared classes; a declared class absent
+    from the data is fine (the estimator declares it all the same).
+
+    Parameters
+    ----------
+    series : pandas.Series
+        The target column.
+    schema : TabularSchema
+        A labelled schema (with a target).
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(series),)
+        int64 in {-1, +1} for a binary schema; str (object) among ``schema.classes`` for a
+        multi-class one.
+
+    Raises
+    ------
+    ValueError
+        Naming the target column and what to do, if a label is missing (:func:`label_texts`) or,
+        for a multi-class schema, not among the declared classes (with up to 5 such values).
+    """
+    text = label_texts(series, str(schema.target), schema.missing_values)
+    if schema.classes is None:
+        return np.where(text == schema.positive_label, 1, -1).astype(np.int64)
+    undeclared = ~np.isin(text, list(schema.classes))
+    if undeclared.any():
+        values = sorted(set(text[undeclared]))
+        raise ValueError(
+            f"target column {schema.target!r} has {int(undeclared.sum())} labels not among the declared classes "
+            f"{list(schema.classes)}: {values[:_EXAMPLES]}{' ...' if len(values) > _EXAMPLES else ''}; declare "
+            "them in the schema's \"classes\", or remove those rows from the data"
+        )
+    return text
+
+
+def label_declaration(target: str | None, positive_label: object, classes: object,
+                       markers: tuple[str, ...]) -> tuple[str | None, tuple[str, ...] | None]:
+    """``(positive_label, classes)`` of a schema as stored, after checking that they declare one label set.
+
+    A labelled schema (``target`` given) has exactly one of ``positive_label`` (binary) and
+    ``classes`` (multi-class: at least 2 distinct texts, none empty, padded with spaces or among
+    the missing-value ``markers``); a features-only schema has neither.
+
+    Parameters
+    ----------
+    target : str or None
+        The schema's target column.
+    positive_label, classes : object
+        As given to :class:`~dpconvex.datasets.tabular.TabularSchema`.
+    markers : tuple of str
+        The schema's ``missing_values``.
+
+    Returns
+    -------
+    positive_label : str or None
+    classes : tuple of str or None
+
+    Raises
+    ------
+    ValueError
+        Saying what to declare, if the label set is not declared exactly once or ``classes`` breaks
+        its rules.
+    """
+    if target is None:
+        if positive_label is not None or classes is not None:
+            raise ValueError(
+                "a features-only schema (target None) declares no labels; got "
+                f"positive_label={positive_label!r}, classes={classes!r}: give the target column too"
+            )
+        return None, None
+    if (positive_label is None) == (classes is None):
+        raise ValueError(
+            f"target {target!r} needs exactly one of positive_label (binary: that label is +1, every other "
+            "-1) and classes (multi-class: the declared label set); got "
+            f"positive_label={positive_label!r}, classes={classes!r}"
+        )
+    if positive_label is not None:
+        return str(positive_label), None
+    if isinstance(classes, str):
+        raise ValueError(f"classes must be a list of label strings, e.g. [{classes!r}, ...]; got the string "
+                         f"{classes!r}")
+    declared = tuple(str(label) for label in classes)  # type: ignore[union-attr]
+    bad = [label for label in declared if not label or label != label.strip() or label in markers]
+    if bad or len(set(declared)) != len(declared) or len(declared) < 2:
+        raise ValueError(
+            f"classes of target {target!r} must be at least 2 distinct labels, none empty, padded with spaces "
+            f"or a missing_values marker {list(markers)}; got {list(declared)}"
+        )
+    return None, declared

@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpconvex.datasets.encoding import _EXAMPLES, encode, feature_names, numbers, require_columns, text_cells
+from dpconvex.datasets.encoding import (_EXAMPLES, encode, encode_labels, feature_names, label_declaration,
+                                        label_texts, numbers, require_columns, text_cells)
 from dpconvex.exceptions import DataDependentPreprocessingWarning
 
 __all__ = ["DATA_DEPENDENT_SCHEMA_REASON", "TabularSchema", "preprocess", "feature_names", "read_csv"]
@@ -44,7 +45,10 @@ DEFAULT_MISSING_VALUES: tuple[str, ...] = ("",)
 
 @dataclass(frozen=True)
 class TabularSchema:
-    """Declared structure of a tabular binary-classification data set.
+    """Declared structure of a tabular classification data set (binary or multi-class).
+
+    A labelled schema has a ``target`` and exactly one of ``positive_label`` (binary) and
+    ``classes`` (multi-class); a features-only schema has neither.
 
     Parameters
     ----------
@@ -53,8 +57,8 @@ class TabularSchema:
         :meth:`~dpconvex.preprocessing.PublicSchemaTransformer.from_dataframe`), which
         :func:`preprocess` refuses.
     positive_label : str or None
-        Value of ``target`` mapped to +1; every other value is mapped to -1 (one-vs-rest).
-        None exactly when ``target`` is None.
+        Binary schema: the value of ``target`` mapped to +1; every other value is mapped to -1
+        (one-vs-rest). None for a multi-class or features-only schema.
     categorical : dict[str, tuple[str, ...]]
         Categorical column -> its categories, in the order of the one-hot block.
     numerical : dict[str, tuple[float, float]]
@@ -76,12 +80,17 @@ class TabularSchema:
         Numerical column -> value (within its bounds) taken by its missing cells; each such
         column also gets the indicator feature ``"column=<missing>"`` (1 where the cell was
         missing), right after it. Missing cells of other numerical columns raise ``ValueError``.
+    classes : tuple of str or None, default None
+        Multi-class schema: the declared (public) label set, at least 2 distinct texts, none
+        empty, padded with spaces or a ``missing_values`` marker; :func:`preprocess` keeps each
+        label's text and refuses a label outside this set. A declared class absent from the data
+        is fine. None for a binary or features-only schema.
 
     Notes
     -----
     The JSON format read by :meth:`from_json` and written by :meth:`to_json` is::
 
-        {"target": "income", "positive_label": ">50K",
+        {"target": "income", "positive_label": ">50K", "classes": null,
          "categorical": {"sex": ["Female", "Male"], ...},
          "numerical": {"age": [17, 90], ...},
          "missing_values": [""],
@@ -89,11 +98,13 @@ class TabularSchema:
          "numeric_fill": {"age": 17},
          "data_dependent": false}
 
-    Every key but ``"target"`` and ``"positive_label"`` is optional, with the defaults above
-    (``"target"`` and ``"positive_label"`` may be ``null`` for a features-only schema);
-    ``"categorical"``, ``"numerical"`` and ``"numeric_fill"`` may be empty objects. Category
-    values are strings; categorical cells are compared as whitespace-stripped strings. The
-    defaults keep the feature map of a schema without these keys as it was (UCI Adult, whose
+    or, multi-class, ``"positive_label": null, "classes": ["Divorced", "Married", "Single"]``.
+    Only ``"target"`` is required (``null`` for a features-only schema); every other key is
+    optional, with the defaults above (``"positive_label"`` and ``"classes"`` default to ``null``,
+    and a labelled schema gives exactly one of them); ``"categorical"``, ``"numerical"`` and
+    ``"numeric_fill"`` may be empty objects. Category values and labels are strings (a number
+    is read as its text, ``2`` as ``"2"``); cells are compared as whitespace-stripped strings.
+    The defaults keep the feature map of a schema without these keys as it was (UCI Adult, whose
     missing-value marker ``"?"`` is a declared category, is unchanged). Treat the dictionaries
     as read-only.
     """
@@ -106,6 +117,7 @@ class TabularSchema:
     missing_values: tuple[str, ...] = DEFAULT_MISSING_VALUES
     other_slot: bool = False
     numeric_fill: dict[str, float] = field(default_factory=dict)
+    classes: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         categorical = {str(c): tuple(str(v) for v in cats) for c, cats in self.categorical.items()}
@@ -145,17 +157,12 @@ class TabularSchema:
             raise ValueError(f"columns declared both categorical and numerical: {overlap}")
         if self.target in categorical or self.target in numerical:
             raise ValueError(f"target column {self.target!r} is also declared as a feature")
-        if (self.target is None) != (self.positive_label is None):
-            raise ValueError(
-                "target and positive_label must both be given (a labelled schema) or both be "
-                f"None (features only); got target={self.target!r}, "
-                f"positive_label={self.positive_label!r}"
-            )
         for name in ("data_dependent", "other_slot"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}")
-        if self.positive_label is not None:
-            object.__setattr__(self, "positive_label", str(self.positive_label))
+        positive_label, classes = label_declaration(self.target, self.positive_label, self.classes, markers)
+        object.__setattr__(self, "positive_label", positive_label)
+        object.__setattr__(self, "classes", classes)
         object.__setattr__(self, "categorical", categorical)
         object.__setattr__(self, "numerical", numerical)
         object.__setattr__(self, "missing_values", markers)
@@ -169,11 +176,23 @@ class TabularSchema:
         """Feature columns in feature order: numerical first, then categorical."""
         return [*self.numerical, *self.categorical]
 
+    @property
+    def label_set(self) -> tuple[int, int] | tuple[str, ...] | None:
+        """The values :func:`preprocess`'s ``y`` can take, to declare as an estimator's ``classes=``.
+
+        ``(-1, 1)`` for a binary schema, ``classes`` for a multi-class one, None for a
+        features-only schema.
+        """
+        if self.target is None:
+            return None
+        return (-1, 1) if self.classes is None else self.classes
+
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON-compatible dictionary described in the class docstring."""
         return {
             "target": self.target,
             "positive_label": self.positive_label,
+            "classes": None if self.classes is None else list(self.classes),
             "categorical": {c: list(cats) for c, cats in self.categorical.items()},
             "numerical": {c: list(bounds) for c, bounds in self.numerical.items()},
             "missing_values": list(self.missing_values),
@@ -185,16 +204,17 @@ class TabularSchema:
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> TabularSchema:
         """Build a schema from the dictionary format described in the class docstring."""
-        keys = {"target", "positive_label", "categorical", "numerical", "missing_values", "other_slot",
+        keys = {"target", "positive_label", "classes", "categorical", "numerical", "missing_values", "other_slot",
                 "numeric_fill", "data_dependent"}
-        if not {"target", "positive_label"} <= set(spec) <= keys:
+        if not {"target"} <= set(spec) <= keys:
             raise ValueError(
-                "schema needs the keys target and positive_label, and only keys among "
-                f"{sorted(keys)}; got {sorted(spec)}"
+                "schema needs the key target (with positive_label for a binary schema or classes for a "
+                f"multi-class one), and only keys among {sorted(keys)}; got {sorted(spec)}"
             )
         return cls(
             target=spec["target"],
-            positive_label=spec["positive_label"],
+            positive_label=spec.get("positive_label"),
+            classes=spec.get("classes"),
             categorical=dict(spec.get("categorical", {})),
             numerical=dict(spec.get("numerical", {})),
             data_dependent=spec.get("data_dependent", False),
@@ -233,7 +253,9 @@ class TabularSchema:
         :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning` and sets
         ``data_dependent=True``. The minimum, maximum and category set of a column can each
         hinge on one record, so a model trained on data encoded this way has no guarantee:
-        ``dpconvex train`` then reports ε = inf.
+        ``dpconvex train`` then reports ε = inf. Without ``positive_label`` the label set is read
+        from the data too (and named in the warning): binary for a target with two distinct
+        values, multi-class (``classes``, sorted as strings) for more.
 
         Parameters
         ----------
@@ -242,27 +264,39 @@ class TabularSchema:
         target : str, optional
             Name of the label column; None for a features-only schema.
         positive_label : str, optional
-            Value of ``target`` mapped to +1. Required unless the target column has exactly two
-            distinct values, in which case the one that sorts last (as a string) is chosen,
-            e.g. ``">50K"`` over ``"<=50K"`` and ``"1"`` over ``"0"``.
+            Value of ``target`` mapped to +1 (a binary schema). Without it, a target with exactly
+            two distinct values gives a binary schema whose positive label is the one that sorts
+            last (as a string), e.g. ``">50K"`` over ``"<=50K"`` and ``"1"`` over ``"0"``; a
+            target with more gives a multi-class schema with its distinct values as ``classes``.
 
         Returns
         -------
         TabularSchema
+
+        Raises
+        ------
+        ValueError
+            If a column is absent, ``positive_label`` is given without ``target``, a target cell
+            is missing, or, without ``positive_label``, the target has fewer than two distinct
+            values (a classifier needs two classes).
         """
-        read = ""
+        read, classes = "", None
         if target is not None:
             require_columns(frame, [target])
+            distinct = sorted(set(label_texts(frame[target], target, DEFAULT_MISSING_VALUES)))
         elif positive_label is not None:
             raise ValueError(f"positive_label={positive_label!r} needs a target column")
         if target is not None and positive_label is None:
-            distinct = sorted(set(_labels(frame[target], target, DEFAULT_MISSING_VALUES)))
-            if len(distinct) != 2:
+            if len(distinct) < 2:
                 raise ValueError(
-                    f"positive_label is required: target {target!r} has {len(distinct)} "
-                    "distinct values, not 2"
+                    f"target column {target!r} has {len(distinct)} distinct value(s) {distinct}; a classifier "
+                    "needs two classes: check the target column, or, if the other classes are merely absent "
+                    "from this data, declare the label set (positive_label, or classes in a schema)"
                 )
-            positive_label, read = distinct[-1], "the positive label, "
+            if len(distinct) == 2:
+                positive_label, read = distinct[-1], "the positive label, "
+            else:
+                classes, read = tuple(distinct), f"the label set ({len(distinct)} classes), "
         categorical: dict[str, tuple[str, ...]] = {}
         numerical: dict[str, tuple[float, float]] = {}
         empty: list[str] = []
@@ -294,7 +328,7 @@ class TabularSchema:
         )
         fill = {column: lower for column, (lower, _) in numerical.items()}
         return cls(target, positive_label, categorical, numerical, data_dependent=True,
-                   other_slot=True, numeric_fill=fill)
+                   other_slot=True, numeric_fill=fill, classes=classes)
 
 
 def check_data_dependent(schema: TabularSchema, allow_data_dependent: bool) -> None:
@@ -327,7 +361,7 @@ def check_data_dependent(schema: TabularSchema, allow_data_dependent: bool) -> N
 
 def preprocess(frame: pd.DataFrame, schema: TabularSchema, *,
                allow_data_dependent: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Encode a data frame as unit-norm feature rows and {-1, +1} labels.
+    """Encode a data frame as unit-norm feature rows and labels ({-1, +1}, or the declared classes).
 
     The features are :func:`~dpconvex.datasets.encoding.encode`'s (the feature map of
     :class:`~dpconvex.preprocessing.PublicSchemaTransformer`): numerical columns scaled to
@@ -335,9 +369,12 @@ def preprocess(frame: pd.DataFrame, schema: TabularSchema, *,
     :class:`~dpconvex.exceptions.PrivacyLeakWarning` giving the count; missing cells filled as
     declared in ``schema.numeric_fill``), categorical columns one-hot encoded (missing and
     undeclared values to the ``<missing/other>`` feature if ``schema.other_slot``), each row
-    then divided by its L2 norm (an all-zero row stays zero). The label is +1 where
-    ``target == schema.positive_label`` and -1 for every other value (one-vs-rest). Columns of
-    ``frame`` not in the schema are ignored.
+    then divided by its L2 norm (an all-zero row stays zero). The labels are
+    :func:`~dpconvex.datasets.encoding.encode_labels`': for a binary schema +1 where
+    ``target == schema.positive_label`` and -1 for every other value (one-vs-rest); for a
+    multi-class schema the label texts, each one of ``schema.classes`` (declare
+    ``schema.label_set`` as the estimator's ``classes=``). Columns of ``frame`` not in the schema
+    are ignored.
 
     Parameters
     ----------
@@ -356,28 +393,27 @@ def preprocess(frame: pd.DataFrame, schema: TabularSchema, *,
     -------
     X : numpy.ndarray of float64, shape (n, d)
         Features in the order of :func:`feature_names`; rows have unit L2 norm (or are zero).
-    y : numpy.ndarray of int64, shape (n,)
-        Labels in {-1, +1}.
+    y : numpy.ndarray, shape (n,)
+        int64 labels in {-1, +1} for a binary schema; the label texts (str, object dtype) for a
+        multi-class one.
 
     Raises
     ------
     ValueError
         Naming the column and what to do, if a column is absent, the schema has no target, a
-        target cell is missing, or a feature cell cannot be encoded (see
+        target cell is missing, a label is not among the declared classes (multi-class; up to 5
+        such values are named), or a feature cell cannot be encoded (see
         :func:`~dpconvex.datasets.encoding.encode`); or if the schema is data-dependent and
         ``allow_data_dependent`` is False.
     """
     check_data_dependent(schema, allow_data_dependent)
     if schema.target is None:
         raise ValueError(
-            "the schema has no target (a features-only schema); give it target and positive_label "
-            "to preprocess labelled data, or encode the features with PublicSchemaTransformer"
+            "the schema has no target (a features-only schema); give it a target and positive_label or "
+            "classes to preprocess labelled data, or encode the features with PublicSchemaTransformer"
         )
     require_columns(frame, [schema.target, *schema.columns])
-    X = encode(frame, schema)
-    labels = _labels(frame[schema.target], schema.target, schema.missing_values)
-    y = np.where(labels == schema.positive_label, 1, -1).astype(np.int64)
-    return X, y
+    return encode(frame, schema), encode_labels(frame[schema.target], schema)
 
 
 def read_csv(
@@ -394,7 +430,8 @@ def read_csv(
     delimiter (``,``, ``;``, tab or ``|``) is detected from its start; fields may be quoted
     (``"Smith, J."``); spaces after a delimiter are skipped. Numerical columns are then parsed
     as floats (NaN where missing). With a ``schema``, its numerical columns are parsed, and
-    ``target`` / ``positive_label`` may be given only if they agree with it. Without one,
+    ``target`` / ``positive_label`` may be given only if they agree with it (``positive_label``
+    not at all with a multi-class schema). Without one,
     every column except ``target`` whose present cells are all numbers is parsed, and the
     schema is :meth:`TabularSchema.infer`-red from the file (data-dependent, with a
     :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`); ``target`` is required.
@@ -413,7 +450,8 @@ def read_csv(
     target : str, optional
         The label column; required without ``schema``.
     positive_label : str, optional
-        The label mapped to +1 (see :meth:`TabularSchema.infer`).
+        The label mapped to +1 (see :meth:`TabularSchema.infer`; without it and without a schema,
+        a target with more than two distinct values gives a multi-class schema).
 
     Returns
     -------
@@ -449,6 +487,12 @@ def read_csv(
                 stacklevel=2,
             )
         return frame, TabularSchema.infer(frame, target, positive_label)
+    if positive_label is not None and schema.classes is not None:
+        raise ValueError(
+            f"positive_label={positive_label!r} is for a binary schema, but the schema declares the classes "
+            f"{list(schema.classes)} (multi-class); leave positive_label out, or declare \"positive_label\" "
+            "instead of \"classes\" in the schema"
+        )
     for name, given, declared in [
         ("target", target, schema.target),
         ("positive_label", positive_label, schema.positive_label),
@@ -502,16 +546,3 @@ def _read_text(path: str | os.PathLike[str]) -> pd.DataFrame:
             f"{os.fspath(path)!r} is not UTF-8 text (byte {error.start}: {error.reason}); "
             "save it as UTF-8 (e.g. 'CSV UTF-8' in a spreadsheet program)"
         ) from error
-
-
-def _labels(series: pd.Series, column: str, missing_values: tuple[str, ...]) -> np.ndarray:
-    """Whitespace-stripped label texts; ValueError naming the rows whose label is missing."""
-    text, missing = text_cells(series, missing_values)
-    if missing.any():
-        rows = list(series.index[missing][:5])
-        raise ValueError(
-            f"target column {column!r} has {int(missing.sum())} missing values (rows with index "
-            f"{rows}{', ...' if missing.sum() > 5 else ''}); a record without a label cannot be "
-            "trained on: remove those rows from the data, or give them a label"
-        )
-    return text
