@@ -4,6 +4,10 @@ Subcommands: ``train``, ``account langevin``, ``account output-perturbation``, `
 ``account sco``, ``account noisy-sgd`` (:mod:`.cli_account`), ``reproduce langevin``,
 ``reproduce contraction``, ``bench adult``, ``audit`` and ``soundness`` (:mod:`.cli_audit`).
 Run ``dpconvex COMMAND --help`` for the options.
+
+Only the handler of a subcommand imports what it needs: ``dpconvex --help`` and ``dpconvex account``
+load neither scikit-learn, tqdm and matplotlib nor the estimators, the benchmark or the audit (the
+choices the parsers list come from :mod:`.cli_choices`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from .accounting.best_of import bound_notes
 from .accounting.rdp import CONVERSIONS
 from .cli_account import add_account_noisy_sgd
 from .cli_audit import add_audit, add_soundness
-from .mechanisms import METHOD_ADVICE, METHODS
+from .cli_choices import BENCH_BASELINES, BENCH_EPSILONS, BENCH_TASKS, METHODS, REPRODUCTION_METHODS
 
 __all__ = ["main"]
 
@@ -274,9 +278,11 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", default="adult", choices=["adult"], help="embedded dataset (ignored with --csv)")
     p.add_argument("--csv", help="your own CSV file")
     p.add_argument("--target", help="with --csv: the label column")
-    p.add_argument("--positive", help="with --csv: the positive label value")
-    p.add_argument("--schema", help="with --csv: JSON schema with category sets and numeric bounds "
-                   "(without one they are read from the data: no guarantee, epsilon = inf)")
+    p.add_argument("--positive", help="with --csv: the positive label value (binary: this label against the rest); "
+                   "without it and without --schema, a target with more than two values trains a multi-class model")
+    p.add_argument("--schema", help="with --csv: JSON schema with category sets, numeric bounds and the label set "
+                   "(positive_label, or classes for multi-class; without one they are read from the data: "
+                   "no guarantee, epsilon = inf)")
     p.add_argument("--test-size", type=float, default=0.2, help="with --csv: held-out fraction")
     p.add_argument("--epsilon", type=_positive_float, default=0.1)
     p.add_argument("--delta", type=float, default=1e-8)
@@ -284,7 +290,7 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=list(METHODS),
                    help="trainer (default: auto, which configures Poisson noisy SGD by a stated utility bound; "
                         "for --model hinge it trains sco_noisy_sgd). "
-                        f"{' and '.join(sorted(METHOD_ADVICE))} are faithful paper reproductions that score at "
+                        f"{' and '.join(sorted(REPRODUCTION_METHODS))} are faithful paper reproductions that score at "
                         "or below the majority class on Adult at epsilon <= 1: choosing one prints one line of "
                         "advice on stderr (use auto for accuracy with a smooth loss)")
     p.add_argument("--seed", type=int, default=None, help="seed for a reproducible experiment (not for releases)")
@@ -295,30 +301,33 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 def _run_train(args: argparse.Namespace) -> dict:
     from . import estimators
     from .datasets.holdout import HELD_OUT_NOTE, load_train_test
+    from .mechanisms import METHOD_ADVICE
 
     if args.method in METHOD_ADVICE:  # stderr, so that --json keeps stdout valid JSON
         print(f"dpconvex: note: {METHOD_ADVICE[args.method]}", file=sys.stderr)
 
-    X_train, X_test, y_train, y_test, reasons = load_train_test(
+    split = load_train_test(
         csv=args.csv, target=args.target, positive=args.positive, schema=args.schema,
         test_size=args.test_size, seed=args.seed,
     )
-    # Preprocessing maps every label to -1 or +1, so the label set is public: declare it.
+    # The label set is public (-1/+1 for a binary schema, the schema's classes for a multi-class one): declare it.
     model = getattr(estimators, MODELS[args.model])(
-        epsilon=args.epsilon, delta=args.delta, random_state=args.seed, classes=[-1, 1],
+        epsilon=args.epsilon, delta=args.delta, random_state=args.seed, classes=list(split.classes),
         **({} if args.method is None else {"method": args.method}),
     )
-    model.fit(X_train, y_train)
+    model.fit(split.X_train, split.y_train)
     certificate = model.privacy_report_.with_notes(HELD_OUT_NOTE)
-    for reason in reasons:
+    for reason in split.reasons:
         certificate = certificate.without_guarantee(reason)
     record = certificate.to_dict()
     payload = {
         "dataset": args.csv or args.dataset,
         "model": args.model,
-        "n_train": int(X_train.shape[0]),
-        "n_test": int(X_test.shape[0]),
-        "test_accuracy": float(model.score(X_test, y_test)),
+        "classes": [str(label) for label in split.classes],
+        "n_classes": len(split.classes),
+        "n_train": int(split.X_train.shape[0]),
+        "n_test": int(split.X_test.shape[0]),
+        "test_accuracy": float(model.score(split.X_test, split.y_test)),
         "epsilon": record["epsilon"],
         "delta": record["delta"],
         "theorem": certificate.theorem,
@@ -362,21 +371,18 @@ def _run_reproduce(args: argparse.Namespace) -> dict:
 
 
 def _add_bench(sub: argparse._SubParsersAction) -> None:
-    from .experiments.bench import FULL_EPSILONS, TASKS
-    from .experiments.baselines import BASELINES
-
     p = sub.add_parser("bench", help="head-to-head benchmark and time vs n, written to docs/BENCHMARKS.md")
     p.add_argument("dataset", choices=["adult"])
-    p.add_argument("--task", default="all", choices=["all", *TASKS], help="logistic regression, huberised SVM, or both")
+    p.add_argument("--task", default="all", choices=["all", *BENCH_TASKS], help="logistic regression, huberised SVM, or both")
     p.add_argument("--quick", action="store_true",
                    help="two epsilons, two of the five folds, no oracle, small timings, one default-vs-scikit-learn "
                         "cell, a two-point tuned DP-SGD grid (CI)")
     p.add_argument("--repeats", type=_positive_int, default=2, help="repetitions of stratified 5-fold CV")
-    p.add_argument("--epsilons", type=_positive_float, nargs="+", default=list(FULL_EPSILONS))
+    p.add_argument("--epsilons", type=_positive_float, nargs="+", default=list(BENCH_EPSILONS))
     p.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
                    help="dpconvex methods (the default method, auto, is fitted once, as the entry 'auto (default)' "
                         "with only epsilon, delta, the label set and a seed)")
-    p.add_argument("--baselines", nargs="*", choices=list(BASELINES), default=list(BASELINES))
+    p.add_argument("--baselines", nargs="*", choices=list(BENCH_BASELINES), default=list(BENCH_BASELINES))
     p.add_argument("--no-timing", action="store_true",
                    help="skip the time-vs-n part and, unless --speed-epsilons is given, the default-vs-scikit-learn "
                         "speed table (both keep their previous CSV)")

@@ -12,12 +12,12 @@ SOUNDNESS_TOLERANCE = 1e-9
 
 
 def add_audit(sub: argparse._SubParsersAction) -> None:
-    """Register ``dpconvex audit MECHANISM|all``."""
-    from .audit import AUDITS
+    """Register ``dpconvex audit MECHANISM|all`` (the audit itself is imported by the handler only)."""
     from .cli import _positive_int
+    from .cli_choices import AUDIT_TARGETS
 
     p = sub.add_parser("audit", help="empirical privacy audit of a mechanism (lower bound on epsilon)")
-    p.add_argument("mechanism", choices=["all", *AUDITS], help="a registered audit target, or all")
+    p.add_argument("mechanism", choices=["all", *AUDIT_TARGETS], help="a registered audit target, or all")
     p.add_argument("--runs", type=_positive_int, default=2000, help="trainings per neighbouring data set")
     p.add_argument("--alpha", type=float, default=1e-3, help="1 - confidence of the lower bound")
     p.add_argument("--seed", type=int, default=0)
@@ -51,9 +51,9 @@ def _run_audit(args: argparse.Namespace) -> dict:
 
 
 def add_soundness(sub: argparse._SubParsersAction) -> None:
-    """Register ``dpconvex soundness`` (the adversarial search of :mod:`dpconvex.audit.soundness`)."""
+    """Register ``dpconvex soundness`` (the adversarial search of :mod:`dpconvex.audit.soundness`, imported by the handler)."""
     from .cli import _positive_int
-    from .mechanisms import METHODS
+    from .cli_choices import METHODS
 
     p = sub.add_parser("soundness", help="adversarial search for neighbours that beat a certificate (noise off)")
     p.add_argument("--cover", choices=["each", "all"], default="each",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.model_selection import train_test_split
@@ -12,7 +13,7 @@ from dpconvex.exceptions import DataDependentPreprocessingWarning
 from .adult import load_adult
 from .tabular import DATA_DEPENDENT_SCHEMA_REASON, TabularSchema, preprocess, read_csv
 
-__all__ = ["HELD_OUT_NOTE", "INFERRED_SCHEMA_REASON", "load_train_test"]
+__all__ = ["HELD_OUT_NOTE", "INFERRED_SCHEMA_REASON", "TrainTestSplit", "load_train_test"]
 
 #: Why training on a CSV read without a schema has no guarantee (``{what}``: what was read).
 INFERRED_SCHEMA_REASON = (
@@ -29,6 +30,34 @@ HELD_OUT_NOTE = (
 )
 
 
+@dataclass(frozen=True, eq=False)
+class TrainTestSplit:
+    """A training part, a held-out part, the label set to declare, and why the guarantee is void (if it is).
+
+    Attributes
+    ----------
+    X_train, X_test : numpy.ndarray of float64, shape (n_train, d) and (n_test, d)
+        Encoded feature rows (unit L2 norm or zero).
+    y_train, y_test : numpy.ndarray, shape (n_train,) and (n_test,)
+        Labels: int64 in {-1, +1} for a binary schema (and Adult); the label texts for a
+        multi-class one.
+    classes : tuple
+        The label set to declare as the estimator's ``classes=``
+        (:attr:`~dpconvex.datasets.TabularSchema.label_set`): ``(-1, 1)`` for a binary schema
+        and Adult, the schema's ``classes`` for a multi-class one.
+    reasons : tuple of str
+        Why a model trained on ``X_train`` has no differential-privacy guarantee, for
+        :meth:`~dpconvex.certificate.PrivacyCertificate.without_guarantee`; empty when it has one.
+    """
+
+    X_train: np.ndarray
+    X_test: np.ndarray
+    y_train: np.ndarray
+    y_test: np.ndarray
+    classes: tuple
+    reasons: tuple[str, ...]
+
+
 def load_train_test(
     csv: str | None = None,
     target: str | None = None,
@@ -36,27 +65,52 @@ def load_train_test(
     schema: str | None = None,
     test_size: float = 0.2,
     seed: int | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]:
-    """``(X_train, X_test, y_train, y_test, reasons)`` for training from the command line.
+) -> TrainTestSplit:
+    """The :class:`TrainTestSplit` for training from the command line.
 
     Without ``csv``: UCI Adult's own split (adult.data for training, adult.test held out).
     With ``csv``: the file preprocessed by ``schema`` (a JSON file, see
-    :class:`~dpconvex.datasets.TabularSchema`) or, without one, by a schema inferred from the
-    data.  ``reasons`` says why a model trained on the result has no differential-privacy
-    guarantee, for :meth:`~dpconvex.certificate.PrivacyCertificate.without_guarantee`:
-    :data:`INFERRED_SCHEMA_REASON` without a schema,
+    :class:`~dpconvex.datasets.TabularSchema`; binary or multi-class) or, without one, by a schema
+    inferred from the data (binary with ``positive``, or when the target has two distinct values;
+    multi-class otherwise).  The split's ``reasons`` say why a model trained on the result has no
+    differential-privacy guarantee: :data:`INFERRED_SCHEMA_REASON` without a schema,
     :data:`~dpconvex.datasets.tabular.DATA_DEPENDENT_SCHEMA_REASON`
     (with a :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`) for a schema that
-    says ``"data_dependent": true``; empty otherwise.
+    says ``"data_dependent": true``; none otherwise.
 
     The held-out part is a uniformly random ``test_size`` fraction drawn without looking at the
     data (not stratified: a split by label would move other records between the parts when one
     label changes, so neighbouring files would give training sets differing in many rows).
+
+    Parameters
+    ----------
+    csv : str, optional
+        The user's CSV file; None for Adult.
+    target : str, optional
+        The label column; required with ``csv`` unless ``schema`` names it.
+    positive : str, optional
+        The label mapped to +1 (binary); not with a multi-class schema.
+    schema : str, optional
+        Path of a JSON schema file.
+    test_size : float, default 0.2
+        Held-out fraction, in (0, 1).
+    seed : int, optional
+        Seed of the split.
+
+    Returns
+    -------
+    TrainTestSplit
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter or column and what to do (see :func:`~dpconvex.datasets.read_csv`
+        and :func:`~dpconvex.datasets.preprocess`).
     """
     if csv is None:
         X_train, y_train = load_adult("train")
         X_test, y_test = load_adult("test")
-        return X_train, X_test, y_train, y_test, ()
+        return TrainTestSplit(X_train, X_test, y_train, y_test, classes=(-1, 1), reasons=())
     if not 0.0 < test_size < 1.0:
         raise ValueError(f"test_size must lie in the open interval (0, 1); got {test_size!r}.")
     declared = TabularSchema.from_json(schema) if schema else None
@@ -64,16 +118,16 @@ def load_train_test(
         raise ValueError("target is required with a CSV file unless a schema file names it.")
     if declared is not None and target is not None and target != declared.target:
         raise ValueError(f"target {target!r} differs from the schema's target {declared.target!r}.")
-    if declared is None:
-        what = ("the category sets, numeric bounds and positive label" if positive is None
-                else "the category sets and numeric bounds")
-        reasons = (INFERRED_SCHEMA_REASON.format(what=what),)
-    elif declared.data_dependent:
+    if declared is not None and declared.data_dependent:
         warnings.warn(DATA_DEPENDENT_SCHEMA_REASON, DataDependentPreprocessingWarning, stacklevel=2)
-        reasons = (DATA_DEPENDENT_SCHEMA_REASON,)
-    else:
-        reasons = ()
     frame, used = read_csv(csv, schema=declared, target=target, positive_label=positive)
+    if declared is None:
+        label = "positive label" if used.classes is None else "label set (classes)"
+        what = ("the category sets and numeric bounds" if positive is not None
+                else f"the category sets, numeric bounds and {label}")
+        reasons: tuple[str, ...] = (INFERRED_SCHEMA_REASON.format(what=what),)
+    else:
+        reasons = (DATA_DEPENDENT_SCHEMA_REASON,) if declared.data_dependent else ()
     X, y = preprocess(frame, used, allow_data_dependent=True)  # the reasons returned void the certificate
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=test_size, random_state=seed)
-    return X_train, X_test, y_train, y_test, reasons
+    return TrainTestSplit(X_train, X_test, y_train, y_test, classes=used.label_set, reasons=reasons)

@@ -1,0 +1,34 @@
+"""The names the ``dpconvex`` command offers as choices, without importing the modules that define them.
+
+``dpconvex --help`` and ``dpconvex account ...`` must start without scikit-learn, tqdm, matplotlib,
+the benchmark or the audit, yet the parsers of ``train``, ``bench``, ``audit`` and ``soundness``
+list trainers, tasks, baselines and audit targets registered in those heavy modules.  The names
+are repeated here, and ``tests/test_cli_imports.py`` checks them against the registries they
+name, so a registry that gains or loses an entry fails the test until this module follows.
+"""
+
+from __future__ import annotations
+
+__all__ = ["AUDIT_TARGETS", "BENCH_BASELINES", "BENCH_EPSILONS", "BENCH_TASKS", "METHODS", "REPRODUCTION_METHODS"]
+
+#: The keys of :data:`dpconvex.mechanisms.METHODS`: every ``method`` the estimators and ``--method`` accept.
+METHODS: tuple[str, ...] = ("noisy_gd", "noisy_sgd", "rsgd_ar", "nsgd", "outpert_gd", "pnsgd", "sco_noisy_sgd",
+                            "auto")
+
+#: The keys of :data:`dpconvex.mechanisms.METHOD_ADVICE`: faithful paper reproductions, with advice on stderr.
+REPRODUCTION_METHODS: tuple[str, ...] = ("pnsgd", "sco_noisy_sgd")
+
+#: The keys of :data:`dpconvex.audit.AUDITS`: the registered audit targets.
+AUDIT_TARGETS: tuple[str, ...] = ("noisy-gd", "noisy-gd-logistic", "nsgd", "rsgd-ar", "outpert-gd", "noisy-sgd",
+                                  "noisy-sgd-poisson", "noisy-sgd-bounded", "pnsgd", "pnsgd-random-stop",
+                                  "sco-noisy-sgd", "auto", "auto-hinge")
+
+#: The keys of :data:`dpconvex.experiments.bench.TASKS`.
+BENCH_TASKS: tuple[str, ...] = ("logistic", "svm")
+
+#: :data:`dpconvex.experiments.bench.FULL_EPSILONS`: the default ε grid of ``dpconvex bench``.
+BENCH_EPSILONS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+
+#: The keys of :data:`dpconvex.experiments.baselines.BASELINES`.
+BENCH_BASELINES: tuple[str, ...] = ("nonprivate", "majority", "objpert", "sgd_ma", "sgd_ma_replace_one",
+                                    "diffprivlib")
