@@ -1,0 +1,116 @@
+"""The ``dpconvex`` command imports its heavy modules only for the subcommands that need them (issue 16, item 5).
+
+Each case runs the command in a fresh interpreter and lists which of :data:`HEAVY` ended up in
+``sys.modules``: ``dpconvex --help`` and every ``dpconvex account ...`` must load none of them.  The
+parsers' choices come from :mod:`dpconvex.cli_choices`, which must list exactly the registries it names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import dpconvex
+from dpconvex import cli_choices
+
+#: What ``--help`` and ``account`` must not import (plotting, progress bars, scikit-learn, benchmark, audit).
+HEAVY = ("matplotlib", "tqdm", "sklearn", "dpconvex.experiments", "dpconvex.audit")
+
+_SRC = str(Path(dpconvex.__file__).resolve().parents[1])
+
+#: Executes ``dpconvex/__init__.py``'s imports neither: a bare package object with the same search path.
+_BARE_PACKAGE = """
+import importlib.util, types
+spec = importlib.util.find_spec("dpconvex")
+package = types.ModuleType("dpconvex")
+package.__path__ = list(spec.submodule_search_locations)
+sys.modules["dpconvex"] = package
+"""
+
+_ACCOUNT = {
+    "langevin": ["account", "langevin", "--n", "100", "--sensitivity", "4", "--step-size", "0.02", "--sigma", "0.1",
+                 "--iterations", "10", "--order", "10"],
+    "output-perturbation": ["account", "output-perturbation", "--n", "100", "--batch-size", "10", "--epochs", "2",
+                            "--step-size", "0.1", "--smoothness", "1", "--strong-convexity", "0.1",
+                            "--gradient-bound", "1", "--sigma", "1", "--delta", "1e-5"],
+    "sco": ["account", "sco", "--n", "100", "--lipschitz", "1", "--sigma", "1", "--delta", "1e-5"],
+    "noisy-sgd": ["account", "noisy-sgd", "--n", "100", "--batch-size", "10", "--epochs", "1", "--batching",
+                  "shuffled", "--step-size", "0.1", "--sigma", "1", "--lipschitz", "1", "--delta", "1e-5"],
+    "pnsgd": ["account", "pnsgd", "--n", "20", "--lipschitz", "1", "--smoothness", "1", "--step-size", "0.1",
+              "--sigma", "1", "--diameter", "1", "--noise", "gaussian", "--delta", "1e-5"],
+}
+
+#: account pnsgd reads its theorem names from dpconvex.mechanisms.pnsgd, whose package imports tqdm.
+_PNSGD_GAP = pytest.mark.xfail(
+    strict=True, reason="cli._run_account_pnsgd imports dpconvex.mechanisms.pnsgd (NOISES, RANDOM_STOP_THEOREM), "
+                        "and dpconvex.mechanisms imports tqdm: the integrator moves those names to "
+                        "dpconvex.accounting.hockey_stick, then drops this mark")
+
+#: dpconvex/__init__.py imports the estimators (scikit-learn) before any submodule runs.
+_PACKAGE_GAP = pytest.mark.xfail(
+    strict=True, reason="dpconvex/__init__.py imports the estimators eagerly; the integrator makes its names lazy "
+                        "(module __getattr__), then drops this mark")
+
+
+def _heavy_modules_after(argv: list[str], bare_package: bool) -> list[str]:
+    """Run ``main(argv)`` in a fresh interpreter; return the :data:`HEAVY` modules it imported."""
+    code = "import contextlib, io, json, sys\n" + (_BARE_PACKAGE if bare_package else "") + textwrap.dedent(f"""
+        from dpconvex.cli import main
+        with contextlib.redirect_stdout(io.StringIO()):
+            try:
+                status = main({argv!r})
+            except SystemExit as stop:  # --help
+                status = stop.code
+        print(json.dumps({{"status": status, "heavy": [name for name in {HEAVY!r} if name in sys.modules]}}))
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([_SRC, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["status"] == 0, done.stderr
+    return result["heavy"]
+
+
+_CASES = [pytest.param(["--help"], id="help"),
+          *(pytest.param(argv, id=f"account-{name}", marks=[_PNSGD_GAP] if name == "pnsgd" else [])
+            for name, argv in _ACCOUNT.items())]
+
+
+@pytest.mark.parametrize("argv", _CASES)
+def test_the_cli_modules_import_nothing_heavy(argv):
+    """The command's own modules (cli, cli_account, cli_audit, cli_choices, the accountants) stay light."""
+    assert _heavy_modules_after(argv, bare_package=True) == []
+
+
+@_PACKAGE_GAP
+@pytest.mark.parametrize("argv", [pytest.param(["--help"], id="help"), pytest.param(_ACCOUNT["langevin"], id="langevin")])
+def test_the_installed_command_imports_nothing_heavy(argv):
+    """As the console script runs it: ``import dpconvex.cli`` executes the package's ``__init__`` first."""
+    assert _heavy_modules_after(argv, bare_package=False) == []
+
+
+def test_the_probe_sees_a_handler_import():
+    """The probe can fail: a subcommand whose handler needs the audit imports it, and the probe lists it."""
+    heavy = _heavy_modules_after(["soundness", "--methods", "noisy_gd", "--samples", "1", "--polish", "1", "--json"],
+                                 bare_package=True)
+    assert "dpconvex.audit" in heavy
+
+
+def test_the_choices_are_the_registries():
+    from dpconvex.audit import AUDITS
+    from dpconvex.experiments.baselines import BASELINES
+    from dpconvex.experiments.bench import FULL_EPSILONS, TASKS
+    from dpconvex.mechanisms import METHOD_ADVICE, METHODS
+
+    assert cli_choices.METHODS == tuple(METHODS)
+    assert set(cli_choices.REPRODUCTION_METHODS) == set(METHOD_ADVICE)
+    assert cli_choices.AUDIT_TARGETS == tuple(AUDITS)
+    assert cli_choices.BENCH_TASKS == tuple(TASKS)
+    assert cli_choices.BENCH_EPSILONS == tuple(FULL_EPSILONS)
+    assert cli_choices.BENCH_BASELINES == tuple(BASELINES)
