@@ -8,7 +8,9 @@ scaled to a declared L2 norm. It runs the same feature map as
 :func:`~dpconvex.datasets.preprocess`, ``load_adult`` and ``dpconvex train --csv``
 (:func:`dpconvex.datasets.encoding.encode`). The schema is declared, so ``fit`` learns nothing
 from the data and the encoding costs no privacy; the target stays outside (labels are the
-estimator's business).
+estimator's business: declare the schema's label set as its ``classes=``, e.g.
+``classes=list(schema.classes)`` for a multi-class schema, with the label texts as ``y``; see
+docs/tabular-data.md).
 
 Examples
 --------
@@ -52,7 +54,8 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
     ----------
     schema : TabularSchema
         Declared categories, numeric bounds and missing-value handling (``missing_values``,
-        ``other_slot``, ``numeric_fill``); its ``target`` and ``positive_label`` are not used.
+        ``other_slot``, ``numeric_fill``); its ``target`` and label set (``positive_label`` or
+        ``classes``) are not used here.
     row_norm : float, default 1.0
         L2 norm of every output row (an all-zero row stays zero); match the estimator's
         ``data_norm``.
