@@ -93,7 +93,7 @@ def test_numeric_classes_are_read_as_their_text() -> None:
     ({"classes": "abc"}, r"classes must be a list of label strings, e.g. \['abc', ...\]"),
     ({"classes": ["a"]}, r"at least 2 distinct labels.*got \['a'\]"),
     ({"classes": ["a", "a"]}, r"at least 2 distinct labels.*got \['a', 'a'\]"),
-    ({"classes": ["a", ""]}, "none empty"),
+    ({"classes": ["a", ""]}, "none of them empty"),
     ({"classes": [" a", "b"]}, "padded with spaces"),
     ({"classes": ["a", "b"], "positive_label": "a"}, "needs exactly one of positive_label .* and classes"),
     ({}, "needs exactly one of positive_label .* and classes"),
@@ -103,8 +103,27 @@ def test_invalid_label_declarations_say_what_to_declare(labels, needle) -> None:
         _schema(**labels)
 
 
+@pytest.mark.parametrize("spec, needle", [
+    ([1, 2], r"a schema is a JSON object"),
+    ({"target": ["plan"]}, r"schema key 'target' must be a string"),
+    ({"target": "plan", "classes": 3}, r"schema key 'classes' must be a list of strings or null; got 3"),
+    ({"target": "plan", "positive_label": "a", "numerical": {"age": 5}}, r"'numerical' must be an object \{\"column\": \[lower, upper\]\}"),
+    ({"target": "plan", "positive_label": "a", "numerical": {"age": [0, "9"]}}, r"'numerical' must be"),
+    ({"target": "plan", "positive_label": "a", "categorical": {"region": "north"}}, r"'categorical' must be"),
+    ({"target": "plan", "positive_label": "a", "numeric_fill": {"age": "0"}}, r"'numeric_fill' must be"),
+    ({"target": "plan", "positive_label": "a", "missing_values": "NA"}, r"'missing_values' must be a list of strings"),
+    ({"target": "plan", "positive_label": "a", "other_slot": "yes"}, r"'other_slot' must be true or false"),
+])
+def test_a_schema_file_of_the_wrong_shape_names_the_key(tmp_path, capsys, spec, needle) -> None:
+    """Wrong JSON types are a ValueError naming the key (a one-line CLI error), never a TypeError traceback."""
+    with pytest.raises(ValueError, match=needle):
+        TabularSchema.from_dict(spec)
+    (tmp_path / "schema.json").write_text(json.dumps(spec))
+    assert "schema" in _train_error(capsys, "--csv", str(SURVEY), "--schema", str(tmp_path / "schema.json"))
+
+
 def test_a_class_may_not_be_a_missing_value_marker() -> None:
-    with pytest.raises(ValueError, match=r"missing_values marker \['', 'NA'\]; got \['NA', 'b'\]"):
+    with pytest.raises(ValueError, match=r"among the missing_values markers \['', 'NA'\]; got \['NA', 'b'\]"):
         TabularSchema("label", None, {}, {}, missing_values=("", "NA"), classes=("NA", "b"))
 
 

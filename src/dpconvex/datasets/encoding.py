@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -350,8 +350,8 @@ def label_declaration(target: str | None, positive_label: object, classes: objec
     """``(positive_label, classes)`` of a schema as stored, after checking that they declare one label set.
 
     A labelled schema (``target`` given) has exactly one of ``positive_label`` (binary) and
-    ``classes`` (multi-class: at least 2 distinct texts, none empty, padded with spaces or among
-    the missing-value ``markers``); a features-only schema has neither.
+    ``classes`` (multi-class: at least 2 distinct texts, none of them empty, padded with spaces,
+    or among the missing-value ``markers``); a features-only schema has neither.
 
     Parameters
     ----------
@@ -388,14 +388,13 @@ def label_declaration(target: str | None, positive_label: object, classes: objec
         )
     if positive_label is not None:
         return str(positive_label), None
-    if isinstance(classes, str):
-        raise ValueError(f"classes must be a list of label strings, e.g. [{classes!r}, ...]; got the string "
-                         f"{classes!r}")
-    declared = tuple(str(label) for label in classes)  # type: ignore[union-attr]
+    if isinstance(classes, str) or not isinstance(classes, Iterable):
+        raise ValueError(f"classes must be a list of label strings, e.g. [{classes!r}, ...]; got {classes!r}")
+    declared = tuple(str(label) for label in classes)
     bad = [label for label in declared if not label or label != label.strip() or label in markers]
     if bad or len(set(declared)) != len(declared) or len(declared) < 2:
         raise ValueError(
-            f"classes of target {target!r} must be at least 2 distinct labels, none empty, padded with spaces "
-            f"or a missing_values marker {list(markers)}; got {list(declared)}"
+            f"classes of target {target!r} must be at least 2 distinct labels, none of them empty, padded with "
+            f"spaces, or among the missing_values markers {list(markers)}; got {list(declared)}"
         )
     return None, declared

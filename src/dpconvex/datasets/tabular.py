@@ -43,6 +43,32 @@ DATA_DEPENDENT_SCHEMA_REASON = (
 DEFAULT_MISSING_VALUES: tuple[str, ...] = ("",)
 
 
+def _texts(value: object) -> bool:
+    """A JSON list of strings or numbers (numbers are read as their text)."""
+    return isinstance(value, (list, tuple)) and all(isinstance(v, str) or _number(v) for v in value)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+#: Schema key -> (its shape, for the message; whether a JSON value has it).
+_JSON_SHAPES: dict[str, tuple[str, Any]] = {
+    "target": ("a string (null: features only)", lambda v: v is None or isinstance(v, str)),
+    "positive_label": ("a string or null", lambda v: v is None or isinstance(v, str) or _number(v)),
+    "classes": ("a list of strings or null", lambda v: v is None or _texts(v)),
+    "categorical": ('an object {"column": ["category", ...]}',
+                    lambda v: isinstance(v, dict) and all(_texts(cats) for cats in v.values())),
+    "numerical": ('an object {"column": [lower, upper]}',
+                  lambda v: isinstance(v, dict) and all(isinstance(b, (list, tuple)) and len(b) == 2 and all(map(_number, b))
+                                                        for b in v.values())),
+    "missing_values": ("a list of strings", _texts),
+    "other_slot": ("true or false", lambda v: isinstance(v, bool)),
+    "numeric_fill": ('an object {"column": number}', lambda v: isinstance(v, dict) and all(map(_number, v.values()))),
+    "data_dependent": ("true or false", lambda v: isinstance(v, bool)),
+}
+
+
 @dataclass(frozen=True)
 class TabularSchema:
     """Declared structure of a tabular classification data set (binary or multi-class).
@@ -81,8 +107,8 @@ class TabularSchema:
         column also gets the indicator feature ``"column=<missing>"`` (1 where the cell was
         missing), right after it. Missing cells of other numerical columns raise ``ValueError``.
     classes : tuple of str or None, default None
-        Multi-class schema: the declared (public) label set, at least 2 distinct texts, none
-        empty, padded with spaces or a ``missing_values`` marker; :func:`preprocess` keeps each
+        Multi-class schema: the declared (public) label set, at least 2 distinct texts, none of
+        them empty, padded with spaces, or a ``missing_values`` marker; :func:`preprocess` keeps each
         label's text and refuses a label outside this set. A declared class absent from the data
         is fine. None for a binary or features-only schema.
 
@@ -203,14 +229,22 @@ class TabularSchema:
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> TabularSchema:
-        """Build a schema from the dictionary format described in the class docstring."""
-        keys = {"target", "positive_label", "classes", "categorical", "numerical", "missing_values", "other_slot",
-                "numeric_fill", "data_dependent"}
-        if not {"target"} <= set(spec) <= keys:
+        """Build a schema from the dictionary format described in the class docstring.
+
+        Raises ValueError naming the key and its expected shape if a key is unknown, ``"target"``
+        is absent or a value has the wrong JSON type (e.g. ``"numerical": {"age": 5}``).
+        """
+        if not isinstance(spec, Mapping):
+            raise ValueError(f"a schema is a JSON object {{\"target\": ...}}; got {type(spec).__name__} {spec!r}")
+        if not {"target"} <= set(spec) <= set(_JSON_SHAPES):
             raise ValueError(
                 "schema needs the key target (with positive_label for a binary schema or classes for a "
-                f"multi-class one), and only keys among {sorted(keys)}; got {sorted(spec)}"
+                f"multi-class one), and only keys among {sorted(_JSON_SHAPES)}; got {sorted(spec)}"
             )
+        for key, value in spec.items():
+            shape, fits = _JSON_SHAPES[key]
+            if not fits(value):
+                raise ValueError(f"schema key {key!r} must be {shape}; got {value!r}")
         return cls(
             target=spec["target"],
             positive_label=spec.get("positive_label"),
