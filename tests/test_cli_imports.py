@@ -89,7 +89,8 @@ def test_the_cli_modules_import_nothing_heavy(argv):
 
 
 @_PACKAGE_GAP
-@pytest.mark.parametrize("argv", [pytest.param(["--help"], id="help"), pytest.param(_ACCOUNT["langevin"], id="langevin")])
+@pytest.mark.parametrize("argv", [pytest.param(["--help"], id="help"),
+                                  pytest.param(_ACCOUNT["langevin"], id="langevin")])
 def test_the_installed_command_imports_nothing_heavy(argv):
     """As the console script runs it: ``import dpconvex.cli`` executes the package's ``__init__`` first."""
     assert _heavy_modules_after(argv, bare_package=False) == []

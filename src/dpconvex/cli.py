@@ -373,7 +373,8 @@ def _run_reproduce(args: argparse.Namespace) -> dict:
 def _add_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="head-to-head benchmark and time vs n, written to docs/BENCHMARKS.md")
     p.add_argument("dataset", choices=["adult"])
-    p.add_argument("--task", default="all", choices=["all", *BENCH_TASKS], help="logistic regression, huberised SVM, or both")
+    p.add_argument("--task", default="all", choices=["all", *BENCH_TASKS],
+                   help="logistic regression, huberised SVM, or both")
     p.add_argument("--quick", action="store_true",
                    help="two epsilons, two of the five folds, no oracle, small timings, one default-vs-scikit-learn "
                         "cell, a two-point tuned DP-SGD grid (CI)")

@@ -60,8 +60,8 @@ _JSON_SHAPES: dict[str, tuple[str, Any]] = {
     "categorical": ('an object {"column": ["category", ...]}',
                     lambda v: isinstance(v, dict) and all(_texts(cats) for cats in v.values())),
     "numerical": ('an object {"column": [lower, upper]}',
-                  lambda v: isinstance(v, dict) and all(isinstance(b, (list, tuple)) and len(b) == 2 and all(map(_number, b))
-                                                        for b in v.values())),
+                  lambda v: isinstance(v, dict) and all(isinstance(bounds, (list, tuple)) and len(bounds) == 2
+                                                        and all(map(_number, bounds)) for bounds in v.values())),
     "missing_values": ("a list of strings", _texts),
     "other_slot": ("true or false", lambda v: isinstance(v, bool)),
     "numeric_fill": ('an object {"column": number}', lambda v: isinstance(v, dict) and all(map(_number, v.values()))),
