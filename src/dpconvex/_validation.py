@@ -116,9 +116,10 @@ def prepare_training_inputs(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The checks every mechanism starts with; returns X and y, clipped where needed.
 
-    Exactly one of ``epsilon`` (a target) and ``sigma`` (a noise level) must be given; classification
-    losses need labels in {−1, +1}; rows above ``data_norm`` and regression targets above
-    ``label_bound`` are clipped with a :class:`PrivacyLeakWarning` (``strict``: ``ValueError``).
+    Exactly one of ``epsilon`` (a target) and ``sigma`` (a noise level) must be given; the labels
+    must be ones the loss accepts (:meth:`~dpconvex.losses.Loss.check_labels`: {−1, +1} for binary
+    classification, class indices for the K-class losses); rows above ``data_norm`` and regression
+    targets above ``label_bound`` are clipped with a :class:`PrivacyLeakWarning` (``strict``: ``ValueError``).
     ``require_smooth`` (every mechanism but ``sco_noisy_sgd``) refuses a loss without a finite
     smoothness constant, which the mechanism's step-size rule and certificate need.
 
@@ -137,8 +138,7 @@ def prepare_training_inputs(
         raise ValueError(f"sigma must be finite and > 0; got {sigma!r}.")
     if not (np.isfinite(l2_regularization) and l2_regularization >= 0):
         raise ValueError(f"l2_regularization must be finite and >= 0; got {l2_regularization!r}.")
-    if loss.classification and not np.all(np.isin(y, (-1.0, 1.0))):
-        raise ValueError(f"the {loss.name} loss needs labels in {{-1, +1}}; got {np.unique(y)[:5]}.")
+    loss.check_labels(y)
     X, _ = enforce_norm_bound(X, data_norm, strict=strict)
     if not loss.classification and label_bound is not None:
         y, _ = enforce_label_bound(y, label_bound, strict=strict)
