@@ -145,6 +145,31 @@ def prepare_training_inputs(
     return X, y
 
 
+def check_frame(X: object) -> None:
+    """For a pandas DataFrame X: ``ValueError`` naming its non-numeric columns or its columns with
+    missing values, and what to do (encode them with a declared schema); other inputs pass through.
+
+    scikit-learn would stop at the first bad cell ("could not convert string to float", "Input X
+    contains NaN") without naming the column.
+    """
+    if not type(X).__module__.startswith("pandas") or not hasattr(X, "dtypes") or getattr(X, "ndim", 0) != 2:
+        return
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    def named(columns: list) -> str:
+        return f"{[str(c) for c in columns[:10]]}{' ...' if len(columns) > 10 else ''}"
+
+    text = [column for column, dtype in X.dtypes.items() if not (is_numeric_dtype(dtype) or is_bool_dtype(dtype))]
+    if text:
+        raise ValueError(f"X has non-numeric columns {named(text)}: encode them with a declared schema first, "
+                         "e.g. dpconvex.preprocessing.PublicSchemaTransformer in a Pipeline before the estimator.")
+    missing = [column for column, any_missing in X.isna().any().items() if any_missing]
+    if missing:
+        raise ValueError(f"X has missing values in columns {named(missing)}: declare a fill value for them "
+                         "(PublicSchemaTransformer's numeric_fill, which adds a missing-value indicator), or "
+                         "remove those rows.")
+
+
 class DataDependentFeatures(np.ndarray):
     """Features whose encoding was read from the private data: no model fitted on them has a guarantee.
 
