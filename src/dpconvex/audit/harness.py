@@ -134,7 +134,7 @@ class AuditResult:
         return asdict(self)
 
 
-#: Every mechanism must be registered here (see the README's contributor notes).
+#: Every mechanism must be registered here (see docs/contributing.md).
 AUDITS: dict[str, AuditTarget] = {}
 
 

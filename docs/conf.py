@@ -1,0 +1,81 @@
+"""Sphinx configuration of the dpconvex documentation (``python -m sphinx -b html -W -n docs OUT``).
+
+The pages are Markdown (MyST); the API reference is built from the numpydoc docstrings by autodoc.
+The build is nitpicky: every cross-reference must resolve, and ``tests/test_docs.py`` fails on any
+warning.  The network is closed, so there is no intersphinx: third-party and builtin type names,
+which would only resolve through it, are listed in ``nitpick_ignore_regex`` below, narrowly.
+"""
+
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "src")))
+
+import dpconvex  # noqa: E402  (after the path is set, so this checkout's code is documented)
+
+project = "dpconvex"
+author = "dpconvex developers"
+release = dpconvex.__version__
+version = release
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "numpydoc",
+]
+
+source_suffix = {".md": "markdown"}
+root_doc = "index"
+# Generated benchmark outputs (CSV, PNG) are linked from BENCHMARKS.md, not pages of their own.
+exclude_patterns = ["_build", "**/*.csv", "**/*.png"]
+
+myst_enable_extensions = ["dollarmath"]
+myst_heading_anchors = 3
+
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"
+autosummary_generate = False
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+nitpicky = True
+nitpick_ignore_regex = []
+
+html_theme = "alabaster"
+html_static_path: list[str] = []
+
+
+#: Inline literals (``...``), left as they are.
+_INLINE_LITERAL = re.compile(r"``.+?``")
+
+
+def _escape_bars(line: str) -> str:
+    """Escape ``|`` outside inline literals: the docstrings write |x| for an absolute value, never an
+    RST substitution reference (dpconvex defines none)."""
+    pieces, last = [], 0
+    for match in _INLINE_LITERAL.finditer(line):
+        pieces += [line[last:match.start()].replace("|", r"\|"), match.group()]
+        last = match.end()
+    return "".join(pieces + [line[last:].replace("|", r"\|")])
+
+
+def _docstring_bars(app, what, name, obj, options, lines):
+    """autodoc-process-docstring: absolute values in docstrings are text, not substitutions."""
+    lines[:] = [_escape_bars(line) for line in lines]
+
+
+def _skip_sklearn_members(app, what, name, obj, skip, options):
+    """autodoc-skip-member: methods scikit-learn generates on our estimators (``set_fit_request`` …) are
+    documented by scikit-learn, and their docstrings reference its own pages."""
+    if getattr(obj, "__module__", "") and obj.__module__.startswith("sklearn."):
+        return True
+    return None
+
+
+def setup(app):
+    """Register the docstring hooks."""
+    app.connect("autodoc-process-docstring", _docstring_bars)
+    app.connect("autodoc-skip-member", _skip_sklearn_members)
