@@ -156,7 +156,7 @@ def test_the_trainer_releases_the_exact_law():
 
 
 def test_the_audit_passes_and_names_the_new_bound():
-    """2,000 runs (the README's audit length); a correct mechanism fails with probability ≤ alpha = 1e-3."""
+    """2,000 runs (the audit length of docs/audits.md); a correct mechanism fails with probability ≤ alpha = 1e-3."""
     result = run_audit(NAME, runs=2000, seed=0)
     assert result.passed, result
     assert result.bound == SI and result.certified_epsilon == pytest.approx(NOISY_GD_SETTING["epsilon"], rel=1e-9)

@@ -19,6 +19,7 @@ from dpconvex.accounting import gdp
 from dpconvex.accounting import noisy_gd as gd_acc
 from dpconvex.accounting import noisy_sgd as acc
 from dpconvex.cli import main
+from dpconvex.losses_multiclass import MultinomialLogisticLoss
 
 SI = "shifted-interpolation"
 ISSUE = ["account", "noisy-sgd", "--n", "40000", "--batch-size", "400", "--epochs", "100", "--batching", "cyclic",
@@ -263,7 +264,9 @@ def test_noisy_sgd_clipping_keeps_the_bound_for_the_librarys_losses_and_refuses_
                        batching="cyclic", batch_size=20, epochs=3, step_size=0.5, constraint=L2Ball(1.0),
                        clip_norm=0.5, output="last", random_state=0)
     assert SI in result.certificate.candidates
-    assert _clipping(QuadraticDistanceLoss(), 0.5) == "glm" and _clipping(object(), 0.5) == "other"
+    assert _clipping(QuadraticDistanceLoss(), 0.5) == "glm"
+    assert _clipping(MultinomialLogisticLoss(3), 0.5) == "other"  # K >= 3: the clipped field is no gradient
+    assert _clipping(MultinomialLogisticLoss(2), 0.5) == "glm"
     other = dataclasses.replace(_event_of(), clipping="other")
     assert any("GLM / margin" in reason for reason in accountant.unmet_conditions(other, SI))
 

@@ -147,4 +147,5 @@ class LpBall:
         return f"l{self.p:g} ball of radius {self.radius:g}"
 
 
+#: Any constraint set the mechanisms accept.
 Constraint = Unconstrained | L2Ball | LpBall

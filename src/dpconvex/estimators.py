@@ -10,7 +10,7 @@ The classifiers take two or more classes of any label type.  With two, ``coef_``
 and ``intercept_`` is a float; with K ≥ 3 they have shapes (K, d) and (K,), trained as one
 problem on a d×K parameter (:mod:`dpconvex.losses_multiclass`: multinomial logistic regression,
 or the K one-vs-rest SVMs at once, the budget split by exact GDP composition) under one
-certificate.  The shared fit logic is in :mod:`dpconvex._linear_model`.
+certificate.  The shared fit logic is in ``dpconvex._linear_model``.
 """
 
 from __future__ import annotations

@@ -56,7 +56,8 @@ Derivation note (constants for ‖x‖₂ ≤ X, s = Wᵀx, p = softmax(s))
   an eigenvector of diag(p) − p pᵀ.  For K = 2, a = p_{1−y}(e_{1−y} − e_y) always is, and the
   clipped loss is the convex reparametrisation of the binary case, so the bound X/√2 is returned.
   For K ≥ 3 it is not (e.g. p = (0.2, 0.3, 0.5), y = 0), so on an open set the clipped field is
-  not the gradient of any function, convex or not: :meth:`gradient_norm_at_zero` returns None.
+  not the gradient of any function, convex or not:
+  :meth:`MultinomialLogisticLoss.gradient_norm_at_zero` returns None.
 
 Derivation note (one-vs-rest, ℓ(W; x, y) = Σ_k φ(s_k·w_kᵀx), s_k = +1 if y = k else −1)
 ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The one set of argument checks of the privacy parameters: ε, δ, RDP orders and tolerances.
 
 Every accountant and :mod:`.calibration` checks its ε, δ, orders and ``rtol`` here, and so does
-:func:`dpconvex._validation.check_privacy_budget` (the mechanisms' check).  A value outside its
+``dpconvex._validation.check_privacy_budget`` (the mechanisms' check).  A value outside its
 range, or not a number (a string, ``None``, a bool: ``True`` is not ε = 1), raises ``ValueError``
 naming the parameter, its valid range and the value given, e.g. ``delta must lie in the open
 interval (0, 1); got delta=1.5.``  Pure; imports nothing of the library.

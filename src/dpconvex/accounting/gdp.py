@@ -144,17 +144,6 @@ def noisy_gd_mu(
     m-strongly convex, M-smooth loss, replace-one neighbours, last iterate released, is μ-GDP with
     ``μ = (per-step mean shift / per-step noise sd) · sqrt((1 + c)/(1 − c) · (1 − c^K)/(1 + c^K))``.
 
-    Derivation note (convention translation)
-    ----------------------------------------
-    Bok et al. write ``x_{t+1} = Π(x_t − η(∇f(x_t) + Z_t))`` with f the mean loss of L-Lipschitz
-    terms and ``Z_t ~ N(0, σ_B² I)``: the neighbours' gradient steps differ by at most ``η·2L/n``
-    and the noise sd is ``η σ_B``, a ratio of ``2L/(n σ_B)``.  In the convention of Chourasia et al.
-    Alg. 1 (mean gradient, noise ``√(2η)·N(0, σ² I)``, ``S_g`` the sensitivity of the *sum* of
-    gradients) the shift is ``η S_g / n`` and the noise sd ``√(2η) σ``; the theorem only uses this
-    ratio (shifted-interpolation argument), so ``μ = (η S_g/n)/(√(2η) σ) · sqrt(…)``.
-    With ``c = |1 − η|`` (the loss ½‖θ − x‖²) this is exactly the Rényi divergence of
-    Chourasia et al. Thm 3's proof, confirming the translation (checked in the tests).
-
     Parameters
     ----------
     n : int
@@ -169,6 +158,18 @@ def noisy_gd_mu(
         K ≥ 0.
     strong_convexity, smoothness : float
         m > 0 and M ≥ m of the (regularised) per-example loss.
+
+    Notes
+    -----
+    Derivation note (convention translation). Bok et al. write ``x_{t+1} = Π(x_t − η(∇f(x_t) + Z_t))``
+    with f the mean loss of L-Lipschitz terms and ``Z_t ~ N(0, σ_B² I)``: the neighbours' gradient
+    steps differ by at most ``η·2L/n``
+    and the noise sd is ``η σ_B``, a ratio of ``2L/(n σ_B)``.  In the convention of Chourasia et al.
+    Alg. 1 (mean gradient, noise ``√(2η)·N(0, σ² I)``, ``S_g`` the sensitivity of the *sum* of
+    gradients) the shift is ``η S_g / n`` and the noise sd ``√(2η) σ``; the theorem only uses this
+    ratio (shifted-interpolation argument), so ``μ = (η S_g/n)/(√(2η) σ) · sqrt(…)``.
+    With ``c = |1 − η|`` (the loss ½‖θ − x‖²) this is exactly the Rényi divergence of
+    Chourasia et al. Thm 3's proof, confirming the translation (checked in the tests).
     """
     c = gd_contraction(step_size, strong_convexity, smoothness)
     if not c < 1.0:

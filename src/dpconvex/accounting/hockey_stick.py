@@ -1,7 +1,7 @@
 """Hockey-stick (E_γ) accounting of projected noisy SGD via contraction coefficients.
 
-References
-----------
+References of the hockey-stick accountant
+-----------------------------------------
 * Asoodeh, Diaz, Calmon 2020, *Privacy Amplification of Iterative Algorithms via Contraction
   Coefficients*, ISIT 2020, arXiv:2001.06546 (statements reconstructed in
   ``/work/shared/papers/README.md``; the paper text lost its formulas).
@@ -9,8 +9,8 @@ References
   Thm 23 — the RDP comparison curve (Prop. 1 of Asoodeh et al.).
 * Mironov 2017, arXiv:1702.07476, Prop. 3 — RDP → (ε, δ) conversion of the comparison curve.
 
-Conventions
------------
+Conventions of the hockey-stick accountant
+------------------------------------------
 γ = e^ε ≥ 1 and E_γ(P‖Q) = sup_A P(A) − γ Q(A) = ∫ (dP − γ dQ)_+.  By Thm 1 a mechanism is
 (ε, δ)-DP iff E_{e^ε}(P_D‖P_D') ≤ δ for all replace-one neighbours, so every ``*_delta`` function
 below returns an E_{e^ε} value, i.e. a δ(ε) curve.  PNSGD is eq. (12):

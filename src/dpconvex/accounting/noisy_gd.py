@@ -7,7 +7,7 @@ accountant evaluates every bound whose conditions hold and keeps the smallest (b
 
 Bounds (all for replace-one neighbours; the mechanism releases θ_K only).  Each bound states its own
 release condition: the hidden-state bounds need θ_1..θ_{K−1} hidden, while composition holds even
-if every iterate is published (:data:`HIDDEN_STATE`, :data:`EVERY_ITERATE`):
+if every iterate is published (``HIDDEN_STATE``, ``EVERY_ITERATE``):
 
 =================  =======================================================  ================================
 name               source                                                   conditions
@@ -19,8 +19,8 @@ corollary2         Chourasia et al. Cor. 2                                   los
 exact-quadratic    Chourasia et al. Thm 3 (proof)                            loss ½‖θ−x‖², C = R^d, 0 < η < 1
 gdp                Bok, Su, Altschuler 2024 (arXiv:2403.00278), §4           λ > 0, 0 < η < 2/β
 shifted-           Bok et al. 2024, core lemma (Lemma C.3), exact NoisyGD    0 < η ≤ 2/β (λ = 0 allowed); a
-interpolation      optimum over windows (:func:`.shifted_interpolation       ball of diameter D is used when
-                   .gd_closed_form_mu`), with or without a diameter D        declared (``diameter``)
+interpolation      optimum over windows (closed form in the note below),    ball of diameter D is used when
+                   with or without a diameter D                             declared (``diameter``)
 =================  =======================================================  ================================
 
 Derivation note (shifted-interpolation).  Every step holds the differing record: shift s = ηS_g/n

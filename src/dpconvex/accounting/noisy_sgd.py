@@ -18,8 +18,8 @@ fixed, public partition and order).  Steps: T = E·l in every mode.
 
 Bounds (replace-one neighbours).  Each states its release condition: composition holds with every
 iterate published (so the mean of the iterates is covered); the hidden-state bounds only with
-θ_1..θ_{T−1} hidden (:data:`~dpconvex.accounting.noisy_gd.HIDDEN_STATE`,
-:data:`~dpconvex.accounting.noisy_gd.EVERY_ITERATE`).
+θ_1..θ_{T−1} hidden (``dpconvex.accounting.noisy_gd.HIDDEN_STATE``,
+``dpconvex.accounting.noisy_gd.EVERY_ITERATE``).
 
 =================  ===============================================  =====================================
 name               source                                           conditions
@@ -68,12 +68,12 @@ event says whether clipping is active and on which kind of loss (``clipping``). 
 not a deterministic schedule: the lemma's shifts are random there (Bok et al.'s NoisySGD bound is
 not implemented, ``EXCLUDED['bok-sgd']``).
 
-Derivation note (projection, batch sizes).  As in :mod:`.noisy_gd`: with Y_{k+1} = φ_k(Π_C(Y_k)) +
+Derivation note (projection, batch sizes).  As in :mod:`dpconvex.accounting.noisy_gd`: with Y_{k+1} = φ_k(Π_C(Y_k)) +
 noise, φ_k the gradient step on F_{B_k}, the maps φ_k∘Π_C are c-Lipschitz and differ between
 neighbours by at most ηS_g/b at the steps using the differing record; θ_T = Π_C(Y_T) is
 post-processing.  A shorter last batch changes neither the shift bound ηS_g/b nor the noise ησ/b
 (we normalise by the nominal b), and m, M must hold for every batch — the trainer declares the m of
-the shortest batch (λ + m_ℓ·|B_min|/b; :func:`dpconvex.mechanisms.noisy_sgd._every_batch_strong_convexity`)
+the shortest batch (λ + m_ℓ·|B_min|/b; ``dpconvex.mechanisms.noisy_sgd._every_batch_strong_convexity``)
 — so Thm 4.5 applies with l = ⌈n/b⌉.  The exact-quadratic law needs equal batches (b | n).
 
 Bounds left out (requesting one raises ``ValueError`` with the reason; :data:`EXCLUDED` has the
@@ -320,6 +320,9 @@ def _composition_delta(e: NoisySGDEvent, epsilon: float) -> float:
     return float(gdp.gdp_delta(epsilon, _composition_mu(e)))
 
 
+#: Registry of the bounds the accountant knows, keyed by the name a certificate reports.
+#:
+#: :meta hide-value:
 BOUNDS: dict[str, SGDBound] = {
     b.name: b
     for b in [

@@ -157,7 +157,7 @@ def poisson_pld_epsilon(rate: float, noise_multiplier: float, steps: int, delta:
     contribution replaced by its opposite), composes with pessimistic discretisation and tail
     truncation (truncated mass counts as infinite loss: at most min(1e-15, δ/1000) of the δ), and
     returns an upper bound on ε at every discretisation interval: ``discretization`` as given, else
-    :func:`_discretization_for` the event.  See the derivation note in
+    ``_discretization_for`` the event.  See the derivation note in
     :mod:`dpconvex.accounting.noisy_sgd`.
     """
     args = (float(rate), float(noise_multiplier), int(steps))
@@ -173,7 +173,7 @@ def _pld_epsilon(rate: float, noise_multiplier: float, steps: int, discretizatio
 
 
 def poisson_pld_delta(rate: float, noise_multiplier: float, steps: int, epsilon: float) -> float:
-    """δ(ε) of the same composition (pessimistic, i.e. an upper bound), discretisation :data:`PLD_DELTA_DISCRETIZATION`."""
+    """δ(ε) of the same composition (pessimistic, i.e. an upper bound), discretisation ``PLD_DELTA_DISCRETIZATION``."""
     args = (float(rate), float(noise_multiplier), int(steps))
     return float(_poisson_pld(*args, PLD_DELTA_DISCRETIZATION, _tail_truncation(None)).get_delta_for_epsilon(float(epsilon)))
 

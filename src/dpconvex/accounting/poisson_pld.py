@@ -1,6 +1,6 @@
 """dp-accounting's privacy-loss distribution of T Poisson-subsampled Gaussian steps (replace-one), vectorised.
 
-The same dominating pair, discretisation and composition as
+The same dominating pair, discretisation and composition as::
 
     from_gaussian_mechanism(z, value_discretization_interval=Δ, sampling_prob=q,
                             neighboring_relation=REPLACE_ONE).self_compose(T, tail_mass_truncation=τ)
@@ -11,6 +11,7 @@ times per fit, and with dp-accounting's loops that cost more than training (abou
 evaluation on UCI Adult-sized runs: 61 → 15 ms at q = 0.0039, z = 1.2, T = 768, Δ = 1e-3).  Pure: imports nothing of ours.
 
 Sources and derivation note.
+
 * The pair: one step is (1 − q)N(0, z²) + qN(−1, z²) against (1 − q)N(0, z²) + qN(1, z²), the
   differing record's contribution replaced by its opposite (sensitivity 2 in units of the
   per-record bound; :mod:`dpconvex.accounting.noisy_sgd`).  Its privacy loss is decreasing in the

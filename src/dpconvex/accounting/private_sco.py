@@ -1,7 +1,7 @@
 """Accounting of noisy SGD with the fresh-sample rule (Arora, Marinov, Ullah, Algorithm 1).
 
-References
-----------
+References of the private SCO accountant
+----------------------------------------
 * Arora, Marinov, Ullah 2020, *Differentially private algorithms for stochastic convex
   optimisation with non-smooth losses* (``/work/shared/papers/arora-marinov-ullah-2020-private-sco-nonsmooth.txt``):
   Lemma 2, Theorem 2 (τ ≤ 2n w.p. 1 − 2e^{−n/16}), Theorem 5 (advanced composition), Theorem 6.
@@ -9,8 +9,8 @@ References
   subsample drawn without replacement, replace-one neighbours (dp-accounting's
   ``SampledWithoutReplacementDpEvent`` with ``NeighboringRelation.REPLACE_ONE``).
 
-Conventions
------------
+Conventions of the private SCO accountant
+-----------------------------------------
 Step t samples an index uniformly from [n]; a fresh record gives w ← Π(w − η(∇f(w; z) + ξ)), a
 seen one w ← Π(w − ηξ), with ξ ~ N(0, σ²I) (σ is a standard deviation).  f is L-Lipschitz, so
 under replace-one neighbours the gradient of the differing record moves by at most S = 2L (the

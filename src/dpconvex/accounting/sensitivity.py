@@ -3,8 +3,8 @@
 Chen, Lee, Kifer 2019, *Rényi Differentially Private ERM for Smooth Objectives*, AISTATS 2019,
 arXiv:1808.07090.  All functions are pure; curves are vectorised over ``orders``.
 
-Conventions
------------
+Conventions of the output-perturbation accountant
+-------------------------------------------------
 Replace-one neighbours.  ``smoothness`` = L and ``strong_convexity`` = μ bound the Hessian of every
 per-example (regularised) loss, ``μI ⪯ ∇²f ⪯ LI`` (§3.3, eq. 2).  The update is
 ``w ← w − η·(mean gradient over B_j)`` (eq. 3), the batches B_0..B_{m−1} are processed cyclically,
@@ -333,7 +333,7 @@ def account_output_perturbation(
 
     ``"worst-case"``: exact GDP conversion of the Gaussian release with sensitivity max_j Δ[j];
     valid for the permuted run too (see the module notes).  ``"mixture"``: :func:`mixture_rdp`
-    converted by :func:`rdp.epsilon_from_rdp` (improved), optimised over ``orders``.
+    converted by :func:`.rdp.epsilon_from_rdp` (improved), optimised over ``orders``.
     The smaller ε wins; ``candidates`` records both (``skipped``: mixture, with the reason, if not permuted).
     """
     delta, orders, q = check_delta(delta), _vector("orders", orders), event.schedule.probabilities

@@ -1,6 +1,6 @@
 """The core lemma of shifted interpolation as a generic accountant for deterministic batch schedules.
 
-Convention (as :mod:`.noisy_sgd`).  Step k uses batch B_k and
+Convention (as :mod:`dpconvex.accounting.noisy_sgd`).  Step k uses batch B_k and
 ``θ_{k+1} = Π_C(θ_k − η·[(1/b)(Σ_{i∈B_k} ∇ℓ(θ_k; z_i) + σ·ξ_k) + ∇r(θ_k)])``, ξ_k ~ N(0, I): noise σ on
 the gradient *sum*, nominal batch size b, so the iterate noise sd is ``ν = ησ/b`` and, under replace-one
 neighbours, a step whose batch holds the differing record shifts the update by at most
@@ -17,6 +17,7 @@ With b as variable (notes §1.2, checked here against a scipy QP):
 ``V = min Σ a_k²  s.t.  a_k + b_k = c·b_{k−1} + s_k,  a, b ≥ 0,  b_t = 0,  b_τ = B_τ``, minimised over τ.
 
 Derivation note (the algorithm; proofs in docs/derivations/shifted_interpolation.md).
+
 1. Taut string.  Put u_k = c^{−k} a_k.  Unrolling b_k = c^{k−τ}B_τ + Σ_{τ<j≤k} c^{k−j}(s_j − a_j) ≥ 0
    and b_t = 0 gives U_k := Σ_{τ<j≤k} u_j ≤ c^{−τ}B_τ + Σ_{τ<j≤k} c^{−j}s_j, with equality at k = t,
    and Σ a_k² = Σ c^{2k} u_k².  In the clock X_k = Σ_{j≤k} c^{−2j} (X_k = k at c = 1) and the barrier
@@ -234,7 +235,7 @@ def schedule_shifts(batch_sizes: Sequence[int], epochs: int | None, step_size: f
     partition ``batch_sizes`` cycled in index order for ``epochs`` epochs (cyclic, or shuffled once
     and then cycled), or, with ``epochs=None``, any fixed ``order`` (batch index of every step).
     b is the nominal batch size (default the largest batch): our update divides by b for every
-    batch, so a shorter batch has the same shift bound and noise sd (:mod:`.noisy_sgd`).
+    batch, so a shorter batch has the same shift bound and noise sd (:mod:`dpconvex.accounting.noisy_sgd`).
     Records in the same batch share a row.
     """
     shift, _, idx, t = _schedule(batch_sizes, epochs, step_size, sensitivity, batch_size, order)

@@ -4,7 +4,7 @@
 and tests the certificate: a Clopper–Pearson lower bound on ε at its δ, and a test of its whole
 privacy profile (:func:`privacy_profile`).  ``noise_mutant(target)`` is the same target with the
 trainer adding half the noise its certificate assumes; every target's audit must fail it
-(``tests/test_audit_mutations.py``).  Every mechanism must be registered in :data:`AUDITS` (see
+(``tests/test_audit_mutations.py``).  Every mechanism must be registered in :data:`~dpconvex.audit.harness.AUDITS` (see
 :mod:`.targets`, :mod:`.targets_noisy_sgd`, :mod:`.targets_bounded`, :mod:`.targets_pnsgd`,
 :mod:`.targets_sco`, :mod:`.targets_auto`).
 """

@@ -134,7 +134,7 @@ class AuditResult:
         return asdict(self)
 
 
-#: Every mechanism must be registered here (see the README's contributor notes).
+#: Every mechanism must be registered here (see docs/contributing.md).
 AUDITS: dict[str, AuditTarget] = {}
 
 
@@ -152,7 +152,7 @@ def privacy_profile(target: AuditTarget) -> tuple[NDArray, NDArray, str]:
     The trainer is called with the calibrated σ at each δ on both neighbours (the larger ε is
     kept).  Where the grid reaches ε = 0, the smallest such δ (the certificate's bound on the
     total-variation distance, whose line FPR + FNR ≥ 1 − δ is often the most powerful) is located
-    by :data:`TV_BISECTIONS` bisection steps in log δ.  The profile describes the released
+    by ``TV_BISECTIONS`` bisection steps in log δ.  The profile describes the released
     mechanism only if the release does not depend on ``delta``; that is checked here (same seed,
     every δ, identical parameters) and a ``ValueError`` is raised otherwise.
 

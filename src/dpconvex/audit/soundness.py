@@ -104,29 +104,36 @@ class NoiselessGenerator(np.random.Generator):
     def _zeros(loc, size):
         return np.zeros(size) + loc if size is not None else float(np.asarray(loc))
 
-    def standard_normal(self, size=None, dtype=np.float64, out=None):  # noqa: D102 - see class docstring
+    def standard_normal(self, size=None, dtype=np.float64, out=None):
+        """Zeros of the requested size instead of N(0, 1) draws (not logged)."""
         return self._zeros(0.0, size)
 
-    def normal(self, loc=0.0, scale=1.0, size=None):  # noqa: D102
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        """``loc`` in the requested size instead of N(loc, scale²) draws (not logged)."""
         return self._zeros(loc, size)
 
-    def laplace(self, loc=0.0, scale=1.0, size=None):  # noqa: D102
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        """``loc`` in the requested size instead of Laplace(loc, scale) draws (not logged)."""
         return self._zeros(loc, size)
 
     def _logged(self, name: str, result):
         self.log.append((name, np.array(result, copy=True)))
         return result
 
-    def permutation(self, x, axis=0):  # noqa: D102
+    def permutation(self, x, axis=0):
+        """numpy's ``Generator.permutation``, logged."""
         return self._logged("permutation", super().permutation(x, axis))
 
-    def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):  # noqa: D102
+    def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
+        """numpy's ``Generator.choice``, logged."""
         return self._logged("choice", super().choice(a, size, replace, p, axis, shuffle))
 
-    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):  # noqa: D102
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        """numpy's ``Generator.integers``, logged."""
         return self._logged("integers", super().integers(low, high, size, dtype, endpoint))
 
-    def geometric(self, p, size=None):  # noqa: D102
+    def geometric(self, p, size=None):
+        """numpy's ``Generator.geometric``, logged."""
         return self._logged("geometric", super().geometric(p, size))
 
 
@@ -278,7 +285,7 @@ def _pnsgd_oracle(cert: PrivacyCertificate, record: int, log: list) -> float:
 
 #: Deterministic claim of each mechanism's certificate, keyed by ``certificate.mechanism``: the
 #: largest noiseless ‖w_T − w'_T‖ it allows when the neighbours differ in row ``record``.
-#: ``sco_noisy_sgd`` states a per-step claim instead (:func:`_gradient_gap_search`).
+#: ``sco_noisy_sgd`` states a per-step claim instead (``_gradient_gap_search``).
 ORACLES: dict[str, Callable[[PrivacyCertificate, int, list], float] | None] = {
     "noisy_gd": _gd_oracle,
     "noisy_sgd": _sgd_oracle,

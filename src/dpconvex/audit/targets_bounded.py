@@ -9,8 +9,8 @@ certificate: merely convex (λ = 0, so ``bok-cgd`` does not apply), not the loss
 Problem.  d = 1, n = 4 records in two cyclic batches of b = 2 (rows 0–1, then rows 2–3), E = 4 epochs
 (T = 8 steps), η = 1, the huberised hinge with h = 0.5 (smoothness M = 1/(2h) = 1, so η < 2/M and
 c = max{|1 − ηm|, |1 − ηM|} = 1).  Three records are x = 0 (zero gradient); the canary x = +1 (label
-+1) in the last row — the last batch of the cycle, the worst position (:mod:`dpconvex.accounting.
-shifted_interpolation` note 5) — is replaced by x = −1.  On the ball every margin y·θx lies in
++1) in the last row — the last batch of the cycle, the worst position (:mod:`.shifted_interpolation`
+note 5) — is replaced by x = −1.  On the ball every margin y·θx lies in
 [−R, R] with R = 0.3 < 1 − h, where the huberised hinge is linear: the canary's gradient is −y·x
 exactly, so its two versions move the update by ±η/b and differ by the full shift s = ηS_g/b = 1
 at every step that uses them (S_g = 2L = 2), while the step map is a translation (c = 1 attained).

@@ -5,7 +5,7 @@ Same small problem as the other targets (:data:`.targets.NOISY_GD_SETTING`: n = 
 
 * ``noisy-sgd``: cyclic batches of two, canary in the last batch (the least contracted one),
   θ₀ = 0, unconstrained: the exact-quadratic bound applies and the output law is Gaussian and known
-  (:func:`_cyclic_law`), so the audit also checks the trainer's law.
+  (``_cyclic_law``), so the audit also checks the trainer's law.
 * ``noisy-sgd-poisson``: Poisson batches (q = 0.2, ten steps) with per-example clipping to norm 1,
   certified by composition with amplification by subsampling.  The step is tiny (η = 0.01), so
   nothing contracts: the last iterate is, up to O(η) terms, −(η/b)·(the sum of the ten noisy

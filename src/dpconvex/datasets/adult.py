@@ -29,12 +29,14 @@ ADULT_COLUMNS: tuple[str, ...] = (
 
 _SUBSETS = ("all", "train", "test")
 
-# Category sets in the order of adult.names; the missing-value marker "?" is kept as a category
-# of its own (last) in the three columns where it occurs. The numeric bounds are the min/max over
-# adult.data + adult.test, hard-coded here: this is a public benchmark's schema, declared once,
-# not read from the data at load time. A certificate covers this fixed map, not the choice of its
-# constants, which were read from these (public) records; for private data, declare the bounds
-# without looking at it (TabularSchema).
+#: The declared schema of UCI Adult. Category sets in the order of adult.names; the missing-value
+#: marker "?" is kept as a category of its own (last) in the three columns where it occurs. The
+#: numeric bounds are the min/max over adult.data + adult.test, hard-coded here: this is a public
+#: benchmark's schema, declared once, not read from the data at load time. A certificate covers
+#: this fixed map, not the choice of its constants, which were read from these (public) records;
+#: for private data, declare the bounds without looking at it (TabularSchema).
+#:
+#: :meta hide-value:
 ADULT_SCHEMA = TabularSchema(
     target="income",
     positive_label=">50K",

@@ -17,8 +17,8 @@ MECHANISMS = {"noisy_gd": noisy_gd, "noisy_sgd": noisy_sgd, "rsgd_ar": rsgd_ar, 
 METHODS = {**MECHANISMS, "auto": auto}
 
 #: One-line advice for the methods that are faithful reproductions of a paper rather than accurate
-#: trainers; ``dpconvex train --method M`` prints ``METHOD_ADVICE[M]`` on stderr, and the README
-#: method table repeats it.  Accuracies are the logistic task of docs/BENCHMARKS.md (UCI Adult,
+#: trainers; ``dpconvex train --method M`` prints ``METHOD_ADVICE[M]`` on stderr, and the method
+#: table of docs/mechanisms.md repeats it.  Accuracies are the logistic task of docs/BENCHMARKS.md (UCI Adult,
 #: 5 test folds, defaults), at ε = 0.01 … 1.
 METHOD_ADVICE: dict[str, str] = {
     "pnsgd": ("pnsgd is a faithful reproduction of Asoodeh, Diaz, Calmon 2020 (per-record E_gamma certificate "

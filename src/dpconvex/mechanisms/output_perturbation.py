@@ -9,13 +9,13 @@ permutation mixture of Lemma 3 / Prop. 3 (RSGD-AR), whichever is smaller.
 
 Variants (the ``variant`` argument):
 
-==========  ===============================  =======================  ==============
-variant     batches                          step size of epoch s     averaging
-==========  ===============================  =======================  ==============
-nsgd        fixed order, size ``batch_size``  η₀/s (Alg. 1)           none
-rsgd_ar     permuted once (secret), cyclic   η₀/h, h reset (Alg. 3)   every τ epochs
-outpert_gd  one batch of n (full GD)         constant η₀ (Prop. 2)    none
-==========  ===============================  =======================  ==============
+==========  ================================  =======================  ==============
+variant     batches                           step size of epoch s     averaging
+==========  ================================  =======================  ==============
+nsgd        fixed order, size ``batch_size``  η₀/s (Alg. 1)            none
+rsgd_ar     permuted once (secret), cyclic    η₀/h, h reset (Alg. 3)   every τ epochs
+outpert_gd  one batch of n (full GD)          constant η₀ (Prop. 2)    none
+==========  ================================  =======================  ==============
 """
 
 from __future__ import annotations
