@@ -150,7 +150,7 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
         """scikit-learn's output container; a data-dependent schema keeps NumPy output.
 
         A DataFrame would drop the mark that voids the certificate of a model fitted on the output
-        (:func:`~dpconvex._validation.mark_data_dependent`), so ``"pandas"`` / ``"polars"`` are refused
+        (``dpconvex._validation.mark_data_dependent``, a private helper), so ``"pandas"`` / ``"polars"`` are refused
         for a data-dependent schema.
 
         Raises

@@ -43,7 +43,7 @@ class TrainTestSplit:
         multi-class one.
     classes : tuple
         The label set to declare as the estimator's ``classes=``
-        (:attr:`~dpconvex.datasets.TabularSchema.label_set`): ``(-1, 1)`` for a binary schema
+        (:attr:`~dpconvex.datasets.tabular.TabularSchema.label_set`): ``(-1, 1)`` for a binary schema
         and Adult, the schema's ``classes`` for a multi-class one.
     reasons : tuple of str
         Why a model trained on ``X_train`` has no differential-privacy guarantee, for
