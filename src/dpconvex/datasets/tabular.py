@@ -1,10 +1,11 @@
 """Schema-driven preprocessing of tabular data (Chen, Lee and Kifer, 2019, Section 5).
 
 Categorical columns are one-hot encoded over a declared category set, numerical columns are
-scaled to [0, 1] with declared bounds, and every row is then scaled to unit L2 norm. Because
-the category sets and bounds are declared up front (a :class:`TabularSchema`), the map from a
-record to its feature vector does not depend on the other records, so the preprocessing costs
-no privacy. A schema *inferred* from the private data (:meth:`TabularSchema.infer`) breaks
+scaled to [0, 1] with declared bounds, and every row is then scaled to unit L2 norm; labels
+become -1/+1 (binary, ``positive_label``) or stay the declared classes' texts (multi-class,
+``classes``). Because the category sets, bounds and label set are declared up front (a
+:class:`TabularSchema`), the map from a record to its feature vector does not depend on the
+other records, so the preprocessing costs no privacy. A schema *inferred* from the private data (:meth:`TabularSchema.infer`) breaks
 this, and is flagged with ``data_dependent=True`` and a
 :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`; a model trained on its output
 has no differential-privacy guarantee (ε = inf). The feature map itself is
