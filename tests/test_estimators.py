@@ -269,10 +269,9 @@ def _bad_input_cases():
         ("inf-in-X", LR(), with_inf, y_class, r"Input X contains infinity"),
         ("inf-in-X-ridge", RIDGE(), with_inf, y_real, r"Input X contains infinity"),
         ("nan-in-y-ridge", RIDGE(), X, y_nan, r"Input y contains NaN"),
-        ("three-classes", LR(), X, np.arange(40) % 3, r"[Oo]nly binary.*3 class"),
-        ("three-classes-svc", SVC(), X, np.arange(40) % 3, r"[Oo]nly binary.*3 class"),
-        ("one-class", LR(), X, np.ones(40), r"y must hold exactly two classes.*1 class"),
-        ("one-class-svc", SVC(), X, np.zeros(40), r"y must hold exactly two classes.*1 class"),
+        ("one-class", LR(), X, np.ones(40), r"y holds a single class \(\[1\.0\]\).*declare the label set"),
+        ("one-class-svc", SVC(), X, np.zeros(40), r"y holds a single class \(\[0\.0\]\).*declare the label set"),
+        ("continuous-y", LR(), X, np.linspace(0, 1, 40), r"Unknown label type: continuous"),
         ("mismatched-lengths", LR(), X, y_class[:-1], r"inconsistent numbers of samples: \[40, 39\]"),
         ("mismatched-lengths-ridge", RIDGE(), X[:-1], y_real, r"inconsistent numbers of samples: \[39, 40\]"),
         ("empty-X", LR(), np.empty((0, 3)), np.empty(0), r"0 sample\(s\)"),
@@ -295,9 +294,9 @@ def _bad_input_cases():
         ("label_bound=0", RIDGE(label_bound=0), X, y_real, r"'label_bound' parameter"),
         ("radius=-1", RIDGE(radius=-1), X, y_real, r"'radius' parameter"),
         ("classes=string", LR(classes="ab"), X, y_class, r"'classes' parameter must be one of None or an instance"),
-        ("classes-three", LR(classes=[0, 1, 2]), X, y_class, r"'classes' parameter must be None or two distinct"),
-        ("classes-repeated", SVC(classes=[1, 1]), X, y_class, r"'classes' parameter must be None or two distinct"),
-        ("classes-2d", LR(classes=[[0, 1]]), X, y_class, r"'classes' parameter must be None or two distinct"),
+        ("classes-one", LR(classes=[0]), X, y_class, r"'classes' parameter must be None or a sequence of at least two"),
+        ("classes-repeated", SVC(classes=[1, 1]), X, y_class, r"'classes' parameter must be None or a sequence of at least two"),
+        ("classes-2d", LR(classes=[[0, 1]]), X, y_class, r"'classes' parameter must be None or a sequence of at least two"),
         ("label-outside-classes", LR(classes=[0, 1]), X, np.arange(40) % 3, r"outside classes=\[0, 1\]: \[2\]"),
         ("label-outside-classes-svc", SVC(classes=["a", "b"]), X, y_class, r"outside classes=\['a', 'b'\]"),
     ]
@@ -379,7 +378,7 @@ def test_declared_classes_accept_a_training_set_with_one_of_them(cls):
     estimator = cls(classes=[-1, 1], random_state=0).fit(X, np.ones(len(X), dtype=int))
     np.testing.assert_array_equal(estimator.classes_, [-1, 1])
     assert set(estimator.predict(X)) <= {-1, 1}
-    with pytest.raises(ValueError, match="exactly two classes"):
+    with pytest.raises(ValueError, match="a single class"):
         cls(random_state=0).fit(X, np.ones(len(X), dtype=int))
 
 
@@ -461,15 +460,39 @@ def test_lad_passes_the_regressor_check_without_noise_or_clipping():
 OUTPUT_PERTURBATION = ("rsgd_ar", "nsgd", "outpert_gd")
 
 
+OUTPUT_PERTURBATION_TRAIN_REASON = (
+    "privacy noise, not a defect: the check's multi-class part trains on 300 rows with 3 classes at "
+    "epsilon=1; output perturbation adds noise of scale ~ S_g/(n lambda) to the released d*K weights, with "
+    "S_g = 2 sqrt(2) X (multinomial) or 2 sqrt(3) X (one-vs-rest) and lambda = 1e-3, so the training "
+    "accuracy over seeds 0-4 is 0.46-0.90 for rsgd_ar and 0.08-0.37 for outpert_gd (> 0.83 needed). "
+    "With more budget it passes (test_output_perturbation_passes_the_train_check_with_more_budget: "
+    "rsgd_ar at epsilon=10, 0.91-0.93; outpert_gd at epsilon=1e4, 0.92). The default method passes at epsilon=1"
+)
+_TRAIN_CHECK = "check_classifiers_train"
+
+
 @parametrize_with_checks(
     [PrivateLogisticRegression(method="rsgd_ar", random_state=0),
      PrivateHuberSVC(method="outpert_gd", random_state=0)],
-    xfail_strict=True,  # no expected failures: every scikit-learn check passes for these methods
+    expected_failed_checks=lambda estimator: {_TRAIN_CHECK: OUTPUT_PERTURBATION_TRAIN_REASON},
+    xfail_strict=True,
 )
 def test_sklearn_estimator_checks_output_perturbation(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the checks' rows exceed data_norm=1
         check(estimator)
+
+
+@pytest.mark.parametrize("estimator", [PrivateLogisticRegression(method="rsgd_ar", epsilon=10.0, random_state=0),
+                                       PrivateHuberSVC(method="outpert_gd", epsilon=1e4, random_state=0)],
+                         ids=["rsgd_ar-eps10", "outpert_gd-eps1e4"])
+def test_output_perturbation_passes_the_train_check_with_more_budget(estimator):
+    """The listed expected failure is the noise: with more budget the same check passes (binary and 3 classes)."""
+    from sklearn.utils.estimator_checks import check_classifiers_train
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        check_classifiers_train(estimator.method, estimator)
 
 
 @pytest.mark.parametrize("method", OUTPUT_PERTURBATION)

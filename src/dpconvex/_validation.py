@@ -116,9 +116,10 @@ def prepare_training_inputs(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The checks every mechanism starts with; returns X and y, clipped where needed.
 
-    Exactly one of ``epsilon`` (a target) and ``sigma`` (a noise level) must be given; classification
-    losses need labels in {−1, +1}; rows above ``data_norm`` and regression targets above
-    ``label_bound`` are clipped with a :class:`PrivacyLeakWarning` (``strict``: ``ValueError``).
+    Exactly one of ``epsilon`` (a target) and ``sigma`` (a noise level) must be given; the labels
+    must be ones the loss accepts (:meth:`~dpconvex.losses.Loss.check_labels`: {−1, +1} for binary
+    classification, class indices for the K-class losses); rows above ``data_norm`` and regression
+    targets above ``label_bound`` are clipped with a :class:`PrivacyLeakWarning` (``strict``: ``ValueError``).
     ``require_smooth`` (every mechanism but ``sco_noisy_sgd``) refuses a loss without a finite
     smoothness constant, which the mechanism's step-size rule and certificate need.
 
@@ -137,12 +138,36 @@ def prepare_training_inputs(
         raise ValueError(f"sigma must be finite and > 0; got {sigma!r}.")
     if not (np.isfinite(l2_regularization) and l2_regularization >= 0):
         raise ValueError(f"l2_regularization must be finite and >= 0; got {l2_regularization!r}.")
-    if loss.classification and not np.all(np.isin(y, (-1.0, 1.0))):
-        raise ValueError(f"the {loss.name} loss needs labels in {{-1, +1}}; got {np.unique(y)[:5]}.")
+    loss.check_labels(y)
     X, _ = enforce_norm_bound(X, data_norm, strict=strict)
     if not loss.classification and label_bound is not None:
         y, _ = enforce_label_bound(y, label_bound, strict=strict)
     return X, y
+
+
+def check_frame(X: object) -> None:
+    """For a pandas DataFrame X: ``ValueError`` naming its non-numeric columns or its columns with
+    missing values, and what to do (encode them with a declared schema); other inputs pass through.
+
+    scikit-learn would stop at the first bad cell ("could not convert string to float", "Input X
+    contains NaN") without naming the column.
+    """
+    if not type(X).__module__.startswith("pandas") or not hasattr(X, "dtypes") or getattr(X, "ndim", 0) != 2:
+        return
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    def named(columns: list) -> str:
+        return f"{[str(c) for c in columns[:10]]}{' ...' if len(columns) > 10 else ''}"
+
+    text = [column for column, dtype in X.dtypes.items() if not (is_numeric_dtype(dtype) or is_bool_dtype(dtype))]
+    if text:
+        raise ValueError(f"X has non-numeric columns {named(text)}: encode them with a declared schema first, "
+                         "e.g. dpconvex.preprocessing.PublicSchemaTransformer in a Pipeline before the estimator.")
+    missing = [column for column, any_missing in X.isna().any().items() if any_missing]
+    if missing:
+        raise ValueError(f"X has missing values in columns {named(missing)}: declare a fill value for them "
+                         "(PublicSchemaTransformer's numeric_fill, which adds a missing-value indicator), or "
+                         "remove those rows.")
 
 
 class DataDependentFeatures(np.ndarray):

@@ -82,6 +82,19 @@ class Loss(ABC):
     classification: bool = True
     #: Whether the loss has a finite smoothness constant (the non-smooth ones need method="sco_noisy_sgd").
     smooth: bool = True
+    #: Whether clipping every per-example gradient to a norm C leaves the gradient field of a convex loss
+    #: with the same smoothness (margin losses, the squared loss, ½‖θ − x‖²; see
+    #: :mod:`dpconvex.mechanisms.noisy_sgd`).  The hidden-state bounds accept clipping only then.
+    clipping_keeps_convexity: bool = False
+
+    def parameter_dimension(self, n_features: int) -> int:
+        """Length of the flat parameter vector for ``n_features`` features (d; d·K for K-class losses)."""
+        return int(n_features)
+
+    def check_labels(self, y: NDArray) -> None:
+        """Raise ``ValueError`` unless ``y`` holds labels this loss accepts ({−1, +1} for classification)."""
+        if self.classification and not np.all(np.isin(y, (-1.0, 1.0))):
+            raise ValueError(f"the {self.name} loss needs labels in {{-1, +1}}; got {np.unique(y)[:5]}.")
 
     @abstractmethod
     def values(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
@@ -140,6 +153,7 @@ class _MarginLoss(Loss):
     """ℓ(w; x, y) = φ(y·wᵀx) with |φ'| ≤ 1 and φ'' ≤ ``curvature``."""
 
     curvature: float = 0.0
+    clipping_keeps_convexity = True
 
     @abstractmethod
     def phi(self, z: NDArray) -> NDArray:
@@ -227,6 +241,7 @@ class SquaredLoss(Loss):
 
     name = "squared"
     classification = False
+    clipping_keeps_convexity = True
 
     def values(self, w, X, y):
         return 0.5 * (X @ w - y) ** 2
@@ -265,6 +280,7 @@ class QuadraticDistanceLoss(Loss):
 
     name = "quadratic"
     classification = False
+    clipping_keeps_convexity = True
 
     def values(self, w, X, y):
         return 0.5 * np.sum((w[None, :] - X) ** 2, axis=1)

@@ -1,4 +1,8 @@
-"""Multinomial logistic regression: softmax cross-entropy on a d×K parameter, with its constants.
+"""K-class losses on a d×K parameter, with their constants: softmax cross-entropy and one-vs-rest.
+
+:class:`MultinomialLogisticLoss` is multinomial logistic regression; :class:`OneVsRestLoss` sums K
+binary margin losses (class k against the rest), so that one run of any mechanism trains the K
+one-vs-rest models at once under one certificate.
 
 Parameter layout
 ----------------
@@ -53,48 +57,62 @@ Derivation note (constants for ‖x‖₂ ≤ X, s = Wᵀx, p = softmax(s))
   clipped loss is the convex reparametrisation of the binary case, so the bound X/√2 is returned.
   For K ≥ 3 it is not (e.g. p = (0.2, 0.3, 0.5), y = 0), so on an open set the clipped field is
   not the gradient of any function, convex or not: :meth:`gradient_norm_at_zero` returns None.
+
+Derivation note (one-vs-rest, ℓ(W; x, y) = Σ_k φ(s_k·w_kᵀx), s_k = +1 if y = k else −1)
+---------------------------------------------------------------------------------------
+φ is a binary margin loss with |φ'| ≤ 1 and φ'' ≤ c (:class:`~dpconvex.losses.HuberizedHingeLoss`,
+:class:`~dpconvex.losses.HingeLoss`, :class:`~dpconvex.losses.LogisticLoss`); ‖x‖ ≤ X.
+
+* **Gradient bound, L = √K·X.**  ∇ℓ = x ⊗ g with g_k = φ'(s_k w_kᵀx)·s_k, so ‖∇ℓ‖ = ‖x‖·‖g‖ ≤ X√K.
+  Attained at W = 0 for the huberised hinge (φ'(0) = −1).
+* **Gradient sensitivity, S_g = 2L = 2√K·X** (replace-one); attained at W = 0 with x' = −x,
+  y' = y: the difference is 2x ⊗ g.
+* **Same certificate as K separate runs.**  Under Gaussian noise, K runs on the same data, each of
+  sum-gradient sensitivity 2X, compose to GDP parameter √(Σ μ_k²) = √K·μ (Dong, Roth, Su 2019,
+  arXiv:1905.02383, Cor. 3.3), which is the single run's at sensitivity 2√K·X with the same σ: the
+  budget is split by exact GDP composition.  Sharing the batches of the K problems (one Poisson
+  sample per step for all K) composes no worse than independent batches.
+* **Smoothness, β_ℓ = c·X².**  ∇²ℓ is block diagonal with blocks φ''(·)·x xᵀ, of norm ≤ c·X².
+* **Strong convexity, μ = λ** (each block is as convex as the binary loss, which has none of its own).
+* **Clipping.**  :meth:`OneVsRestLoss.gradient_sum` clips each block x·g_k to norm C/√K, so the
+  joint gradient has norm ≤ C; each clipped block is the binary loss's clipped gradient, the
+  gradient of a convex loss with the same smoothness (:class:`~dpconvex.losses.Loss`, margin
+  losses), and so is their sum.  :meth:`OneVsRestLoss.gradient_norm_at_zero` is √K·|φ'(0)|·X.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from abc import abstractmethod
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.special import log_softmax, softmax
 
 from .constraints import Constraint
-from .losses import LossConstants, Loss, _regularized_lipschitz, _row_norms, clip_scale
+from .losses import LossConstants, Loss, _MarginLoss, _regularized_lipschitz, _row_norms, clip_scale
 
-__all__ = ["MultinomialLogisticLoss"]
+__all__ = ["MultinomialLogisticLoss", "OneVsRestLoss"]
 
 
-class MultinomialLogisticLoss(Loss):
-    """Softmax cross-entropy ℓ(W; x, y) = logsumexp(Wᵀx) − (Wᵀx)_y on a flat w = vec(W) ∈ R^{d·K}.
+class _ClassMatrixLoss(Loss):
+    """A loss on a flat w = vec(W), W of shape (d, K) row-major, with labels the class indices 0..K−1."""
 
-    See the module docstring for the parameter layout (row-major d×K), the label convention
-    (class indices 0..K−1) and the derivation of the constants L = √2·X, S_g = 2√2·X,
-    β = X²/2 + λ and μ = λ.
-
-    Parameters
-    ----------
-    n_classes : int
-        Number of classes K ≥ 2.
-
-    Raises
-    ------
-    ValueError
-        If ``n_classes`` is not an integer ≥ 2.
-    """
-
-    name = "multinomial"
-    classification = False
+    classification = False  # labels are class indices, not ±1 (check_labels says which)
 
     def __init__(self, n_classes: int) -> None:
         if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral) or n_classes < 2:
             raise ValueError(f"n_classes must be an integer >= 2; got {n_classes!r}.")
         self.n_classes = int(n_classes)
+
+    def parameter_dimension(self, n_features: int) -> int:
+        """d·K: the flat parameter holds one column of W per class."""
+        return int(n_features) * self.n_classes
+
+    def check_labels(self, y: NDArray) -> None:
+        """Raise ``ValueError`` unless ``y`` holds class indices 0..K−1."""
+        self.class_indices(y)
 
     def weight_matrix(self, w: NDArray, n_features: int) -> NDArray[np.float64]:
         """W = ``w.reshape(n_features, n_classes)`` (row-major), after checking the size of ``w``."""
@@ -118,7 +136,51 @@ class MultinomialLogisticLoss(Loss):
         """S = X W, shape (n, K)."""
         return X @ self.weight_matrix(w, X.shape[1])
 
-    def _residuals(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
+    def gradient_weights(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
+        """Not defined: the gradient xᵢ ⊗ gᵢ is not a scalar multiple of xᵢ."""
+        raise NotImplementedError(f"{type(self).__name__} gradients are xᵢ ⊗ gᵢ (gᵢ ∈ R^K), not gᵢ·xᵢ; "
+                                  "use per_example_gradients, mean_gradient or gradient_sum.")
+
+    @abstractmethod
+    def _class_weights(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
+        """G with row i = gᵢ, ∇ℓ(w; xᵢ, yᵢ) = xᵢ ⊗ gᵢ; shape (n, K)."""
+
+    def per_example_gradients(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
+        """Rows vec(xᵢ gᵢᵀ), shape (n, d·K), in the flat layout of ``w``."""
+        weights = self._class_weights(w, X, y)
+        return (X[:, :, None] * weights[:, None, :]).reshape(X.shape[0], -1)
+
+    def mean_gradient(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
+        """vec(XᵀG)/n, shape (d·K,), without forming per-example gradients."""
+        return (X.T @ self._class_weights(w, X, y)).ravel() / X.shape[0]
+
+
+class MultinomialLogisticLoss(_ClassMatrixLoss):
+    """Softmax cross-entropy ℓ(W; x, y) = logsumexp(Wᵀx) − (Wᵀx)_y on a flat w = vec(W) ∈ R^{d·K}.
+
+    See the module docstring for the parameter layout (row-major d×K), the label convention
+    (class indices 0..K−1) and the derivation of the constants L = √2·X, S_g = 2√2·X,
+    β = X²/2 + λ and μ = λ.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes K ≥ 2.
+
+    Raises
+    ------
+    ValueError
+        If ``n_classes`` is not an integer ≥ 2.
+    """
+
+    name = "multinomial"
+
+    @property
+    def clipping_keeps_convexity(self) -> bool:  # type: ignore[override]
+        """True for K = 2 only (module docstring: for K ≥ 3 the clipped field is not a gradient)."""
+        return self.n_classes == 2
+
+    def _class_weights(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
         """R = P − Y, row i = softmax(Wᵀxᵢ) − e_{yᵢ}, shape (n, K)."""
         labels = self.class_indices(y)
         residuals = softmax(self._logits(w, X), axis=1)
@@ -130,20 +192,6 @@ class MultinomialLogisticLoss(Loss):
         labels = self.class_indices(y)
         return -log_softmax(self._logits(w, X), axis=1)[np.arange(labels.size), labels]
 
-    def gradient_weights(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
-        """Not defined: the gradient xᵢ ⊗ (pᵢ − e_{yᵢ}) is not a scalar multiple of xᵢ."""
-        raise NotImplementedError("MultinomialLogisticLoss gradients are xᵢ ⊗ (pᵢ − e_yᵢ), not gᵢ·xᵢ; "
-                                  "use per_example_gradients, mean_gradient or gradient_sum.")
-
-    def per_example_gradients(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
-        """Rows vec(xᵢ (pᵢ − e_{yᵢ})ᵀ), shape (n, d·K), in the flat layout of ``w``."""
-        residuals = self._residuals(w, X, y)
-        return (X[:, :, None] * residuals[:, None, :]).reshape(X.shape[0], -1)
-
-    def mean_gradient(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
-        """vec(Xᵀ(P − Y))/n, shape (d·K,), without forming per-example gradients."""
-        return (X.T @ self._residuals(w, X, y)).ravel() / X.shape[0]
-
     def gradient_sum(self, w: NDArray, X: NDArray, y: NDArray, clip_norm: float | None = None,
                      row_norms: NDArray | None = None) -> NDArray[np.float64]:
         """Σᵢ clip(∇ℓ(w; xᵢ, yᵢ)), each gradient scaled to Frobenius norm ≤ ``clip_norm``.
@@ -152,7 +200,7 @@ class MultinomialLogisticLoss(Loss):
         one matrix product, no (n, d·K) matrix.  ``row_norms`` (‖xᵢ‖, shape (n,)) may be passed
         to avoid recomputing them at every step; ``None`` for ``clip_norm`` means no clipping.
         """
-        residuals = self._residuals(w, X, y)
+        residuals = self._class_weights(w, X, y)
         if clip_norm is not None:
             norms = np.linalg.norm(residuals, axis=1) * (_row_norms(X) if row_norms is None else row_norms)
             residuals *= clip_scale(norms, clip_norm)[:, None]
@@ -175,5 +223,88 @@ class MultinomialLogisticLoss(Loss):
             gradient_sensitivity=2.0 * lipschitz,
             smoothness=0.5 * data_norm**2 + l2_regularization,
             strong_convexity=l2_regularization,
+            lipschitz_regularized=_regularized_lipschitz(lipschitz, l2_regularization, constraint),
+        )
+
+
+class OneVsRestLoss(_ClassMatrixLoss):
+    """ℓ(W; x, y) = Σ_k φ(s_k·w_kᵀx), s_k = +1 if y = k else −1: K one-vs-rest margin losses at once.
+
+    Column k of W = ``w.reshape(d, K)`` is the binary model of class k against the rest.  Constants
+    (module docstring): L = √K·L_φ, S_g = 2L, β = β_φ + λ, μ = λ; one run certifies the K models
+    with the budget split by exact GDP composition.
+
+    Parameters
+    ----------
+    binary : Loss
+        The binary margin loss φ (e.g. :class:`~dpconvex.losses.HuberizedHingeLoss`), labels ±1.
+    n_classes : int
+        Number of classes K ≥ 2.
+
+    Raises
+    ------
+    ValueError
+        If ``binary`` is not a margin loss φ(y·wᵀx) or ``n_classes`` is not an integer ≥ 2.
+    """
+
+    clipping_keeps_convexity = True
+
+    def __init__(self, binary: Loss, n_classes: int) -> None:
+        if not isinstance(binary, _MarginLoss):
+            raise ValueError(f"binary must be a margin loss phi(y w.x) (logistic, huber, hinge); got {binary!r}.")
+        super().__init__(n_classes)
+        self.binary = binary
+        self.name = f"one-vs-rest {binary.name}"
+        self.smooth = binary.smooth
+
+    def _margins(self, w: NDArray, X: NDArray, y: NDArray) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(M, S): S[i, k] = s_k(yᵢ) ∈ {−1, +1} and M = S ∘ (X W), both (n, K)."""
+        labels = self.class_indices(y)
+        signs = np.full((labels.size, self.n_classes), -1.0)
+        signs[np.arange(labels.size), labels] = 1.0
+        return signs * self._logits(w, X), signs
+
+    def values(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
+        """Per-example Σ_k φ(s_k w_kᵀxᵢ), shape (n,)."""
+        margins, _ = self._margins(w, X, y)
+        return self.binary.phi(margins).sum(axis=1)
+
+    def _class_weights(self, w: NDArray, X: NDArray, y: NDArray) -> NDArray[np.float64]:
+        """G[i, k] = φ'(s_k w_kᵀxᵢ)·s_k."""
+        margins, signs = self._margins(w, X, y)
+        return self.binary.dphi(margins) * signs
+
+    def gradient_sum(self, w: NDArray, X: NDArray, y: NDArray, clip_norm: float | None = None,
+                     row_norms: NDArray | None = None) -> NDArray[np.float64]:
+        """Σᵢ clip(∇ℓ(w; xᵢ, yᵢ)) with each block xᵢ·G[i, k] clipped to norm C/√K (joint norm ≤ C).
+
+        Block-wise clipping keeps every block the gradient of the binary loss clipped as in
+        :meth:`~dpconvex.losses.Loss.gradient_norm_at_zero` (module docstring); ``row_norms``
+        (‖xᵢ‖) may be passed to avoid recomputing them; ``None`` for ``clip_norm``: no clipping.
+        """
+        weights = self._class_weights(w, X, y)
+        if clip_norm is not None:
+            norms = np.abs(weights) * (_row_norms(X) if row_norms is None else row_norms)[:, None]
+            weights *= clip_scale(norms, clip_norm / math.sqrt(self.n_classes))
+        return (X.T @ weights).ravel()
+
+    def loss_at_zero(self, data_norm: float, label_bound: float | None = None) -> float:
+        """ℓ(0; x, y) = K·φ(0)."""
+        return self.n_classes * self.binary.loss_at_zero(data_norm)
+
+    def gradient_norm_at_zero(self, data_norm: float, label_bound: float | None = None) -> float:
+        """√K·|φ'(0)|·X: clipping at it (block-wise, C/√K each) changes no gradient at W = 0."""
+        return math.sqrt(self.n_classes) * self.binary.gradient_norm_at_zero(data_norm)
+
+    def constants(self, data_norm: float, l2_regularization: float, constraint: Constraint,
+                  label_bound: float | None = None) -> LossConstants:
+        """L = √K·L_φ, S_g = 2L, β = β_φ + λ, μ = λ (module docstring)."""
+        binary = self.binary.constants(data_norm, l2_regularization, constraint)
+        lipschitz = math.sqrt(self.n_classes) * binary.lipschitz
+        return LossConstants(
+            lipschitz=lipschitz,
+            gradient_sensitivity=2.0 * lipschitz,
+            smoothness=binary.smoothness,
+            strong_convexity=binary.strong_convexity,
             lipschitz_regularized=_regularized_lipschitz(lipschitz, l2_regularization, constraint),
         )

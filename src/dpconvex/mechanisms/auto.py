@@ -236,7 +236,7 @@ def auto(
         prepare_training_inputs(X, y, loss=loss, l2_regularization=0.0, epsilon=epsilon, sigma=None, delta=delta,
                                 data_norm=data_norm, label_bound=label_bound, strict=strict)
     check_privacy_budget(epsilon, delta)
-    n, dimension = shape  # everything else is checked once, by noisy_sgd
+    n, dimension = shape[0], loss.parameter_dimension(shape[1])  # everything else is checked once, by noisy_sgd
     choice = select_configuration(n, dimension, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon,
                                   delta=delta, data_norm=data_norm, label_bound=label_bound, constraint=constraint)
     result = noisy_sgd(X, y, loss=loss, l2_regularization=choice.l2_regularization, epsilon=epsilon, delta=delta,

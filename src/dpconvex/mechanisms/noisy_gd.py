@@ -227,7 +227,7 @@ def noisy_gd(
         data_norm=data_norm, label_bound=label_bound, strict=strict,
     )
     notes: list[str] = []
-    n, dimension = X.shape
+    n, dimension = X.shape[0], loss.parameter_dimension(X.shape[1])
     event = plan_noisy_gd(n, dimension, loss=loss, l2_regularization=l2_regularization, delta=delta, epsilon=epsilon,
                           sigma=sigma, data_norm=data_norm, label_bound=label_bound, step_size=step_size,
                           iterations=iterations, constraint=constraint, bound=bound, initialization=initialization)

@@ -37,7 +37,7 @@ from ..accounting import noisy_sgd as accountant
 from ..accounting.best_of import bound_notes
 from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, L2Ball, Unconstrained
-from ..losses import Loss, QuadraticDistanceLoss, SquaredLoss, _MarginLoss, row_norms
+from ..losses import Loss, QuadraticDistanceLoss, row_norms
 from .._validation import make_rng, prepare_training_inputs
 from ._geometry import require_euclidean_projection
 from .noisy_gd import TrainingResult, comparator_norm_bound
@@ -231,7 +231,7 @@ def _clipping(loss: Loss, clip_norm: float | None) -> str:
     """
     if clip_norm is None:
         return "none"
-    return "glm" if isinstance(loss, (_MarginLoss, SquaredLoss, QuadraticDistanceLoss)) else "other"
+    return "glm" if loss.clipping_keeps_convexity else "other"
 
 
 def _every_batch_strong_convexity(strong_convexity: float, l2_regularization: float, n: int, batch_size: int,
@@ -395,7 +395,7 @@ def noisy_sgd(
         data_norm=data_norm, label_bound=label_bound, strict=strict,
     )
     notes: list[str] = []
-    n, dimension = X.shape
+    n, dimension = X.shape[0], loss.parameter_dimension(X.shape[1])
     plan = plan_noisy_sgd(n, dimension, loss=loss, l2_regularization=l2_regularization, delta=delta, epsilon=epsilon,
                           sigma=sigma, data_norm=data_norm, label_bound=label_bound, batching=batching,
                           batch_size=batch_size, epochs=epochs, step_size=step_size, constraint=constraint,

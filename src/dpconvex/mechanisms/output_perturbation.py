@@ -49,7 +49,7 @@ def _run(X: NDArray, y: NDArray, loss: Loss, l2: float, schedule: accountant.SGD
     """Noiseless mini-batch GD following ``schedule`` exactly (rows already in batch order)."""
     bounds = np.concatenate([[0], np.cumsum(schedule.batch_sizes)])
     m, tau = len(schedule.batch_sizes), schedule.averaging_interval
-    w = np.zeros(X.shape[1])
+    w = np.zeros(loss.parameter_dimension(X.shape[1]))
     window = np.zeros_like(w)
     for epoch, eta in enumerate(schedule.epoch_step_sizes, start=1):
         for j in range(m):
@@ -168,7 +168,7 @@ def output_perturbation_sgd(
         theorem=privacy.theorem,
         conditions=privacy.assumptions,
         assumptions={
-            "n": n, "dimension": X.shape[1], "loss": loss.name, "data_norm": data_norm,
+            "n": n, "dimension": w.shape[0], "loss": loss.name, "data_norm": data_norm,
             "label_bound": label_bound, "l2_regularization": l2_regularization,
             "smoothness": smooth, "strong_convexity": strong,
             "gradient_difference": constants.gradient_sensitivity,

@@ -179,7 +179,7 @@ def pnsgd(
         data_norm=data_norm, label_bound=label_bound, strict=strict,
     )
     notes: list[str] = []
-    n, dimension = X.shape
+    n, dimension = X.shape[0], loss.parameter_dimension(X.shape[1])
     _check_options(noise, dimension, constraint, random_stop)
     if constraint == "auto":
         if not l2_regularization > 0:

@@ -142,7 +142,7 @@ def sco_noisy_sgd(
         data_norm=data_norm, label_bound=label_bound, strict=strict, require_smooth=False,
     )
     notes: list[str] = []
-    n, dimension = X.shape
+    n, dimension = X.shape[0], loss.parameter_dimension(X.shape[1])
     if n < 2:
         raise ValueError(f"sco_noisy_sgd needs n >= 2 records; got {n}.")
     potential, constraint = _resolve_geometry(potential, constraint, loss, l2_regularization, data_norm, label_bound)

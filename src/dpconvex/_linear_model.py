@@ -1,0 +1,227 @@
+"""The fit logic shared by the estimators of :mod:`dpconvex.estimators`: linear models and classifiers.
+
+A linear model w (and an intercept) is trained by one private mechanism on validated features; a
+classifier first fixes its public label set ``classes_`` (declared, or read from ``y`` with a
+note that voids the certificate) and then trains either the binary loss on labels ±1 (two classes)
+or its K-class loss on class indices 0..K−1 (:mod:`dpconvex.losses_multiclass`: multinomial for
+logistic regression, one-vs-rest for the SVMs), on a d×K parameter.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.special import expit, softmax
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._params import Instance, Interval, Options, validate_params
+from ._validation import check_frame, enforce_norm_bound, input_leaks
+from .constraints import Unconstrained
+from .exceptions import PrivacyLeakWarning
+from .losses import Loss, row_norms
+from .mechanisms import METHODS
+
+__all__ = ["DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS",
+           "FIXED_METHOD_L2", "COMMON_CONSTRAINTS", "CLASSES_RULES", "PrivateLinearModel", "PrivateClassifier"]
+
+#: Why ``data_norm="from_data"`` voids the certificate (its warning, and its note via ``without_guarantee``).
+DATA_NORM_FROM_DATA = (
+    "data_norm='from_data' read the norm bound from the private data (the largest row norm, which one "
+    "record can set); give data_norm as a number to keep the guarantee"
+)
+
+#: Why ``classes=None`` voids the certificate: the label set was read from the private y (one record
+#: can add or change a label), exactly like ``data_norm="from_data"``.
+LABELS_FROM_DATA = (
+    "classes=None read the label set {labels} from the private labels y (one record can change it); "
+    "pass classes={declared} to keep the guarantee"
+)
+
+COMMON_CONSTRAINTS = {
+    "epsilon": [Interval(0.0, np.inf, "neither")],
+    "delta": [Interval(0.0, 1.0, "neither")],
+    "data_norm": [Interval(0.0, np.inf, "neither"), Options(("from_data",))],
+    "l2_regularization": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
+    "method": [Options(tuple(METHODS))],
+    "iterations": [Interval(1, np.inf, "left", integral=True), Options(("auto", "theorem4"))],
+    "step_size": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
+    "batch_size": [Interval(1, np.inf, "left", integral=True), Options(("auto",))],
+    "epochs": [Interval(1, np.inf, "left", integral=True), Options(("auto",))],
+    "fit_intercept": [Options((True, False))],
+    "strict": [Options((True, False))],
+    "random_state": [Options((None,)), Interval(0, np.inf, "left", integral=True),
+                     Instance((np.random.Generator, np.random.RandomState))],
+}
+
+#: The classifiers' ``classes``: None (read from y) or a sequence of at least two distinct labels.
+CLASSES_RULES = [Options((None,)), Instance((list, tuple, np.ndarray))]
+
+#: Which optimiser hyperparameters each method reads; setting another one is an error.
+METHOD_OPTIONS = {
+    "noisy_gd": ("step_size", "iterations"),
+    "noisy_sgd": ("step_size", "batch_size", "epochs"),
+    "auto": (),
+    "nsgd": ("step_size", "batch_size", "epochs"),
+    "rsgd_ar": ("step_size", "batch_size", "epochs"),
+    "outpert_gd": ("step_size", "epochs"),
+    "pnsgd": ("step_size",),
+    "sco_noisy_sgd": ("step_size",),
+}
+
+#: Methods that choose their own domain: an unconstrained model gets the mechanism's data-independent
+#: ball (``constraint="auto"``, radius √(2ℓ(0)/λ), which holds the minimiser).  pnsgd and
+#: sco_noisy_sgd need a bounded domain; noisy_sgd and auto project on it because it costs nothing.
+BOUNDED_DOMAIN_METHODS = frozenset({"pnsgd", "sco_noisy_sgd", "noisy_sgd", "auto"})
+
+#: λ of ``l2_regularization="auto"`` for every method but ``"auto"`` (which chooses its own by a
+#: stated rule, :mod:`dpconvex.mechanisms.auto`): the value fixed in Chen, Lee, Kifer 2019 §5.1.
+FIXED_METHOD_L2 = 1e-3
+
+
+class PrivateLinearModel(BaseEstimator):
+    """Shared fit logic: a linear model w (and intercept) trained by a private mechanism."""
+
+    _parameter_constraints: dict = COMMON_CONSTRAINTS
+
+    def _loss(self) -> Loss:
+        raise NotImplementedError
+
+    def _constraint(self, l2: float):
+        return Unconstrained()
+
+    def _label_bound(self) -> float | None:
+        return None
+
+    def _validated(self, X, y, **check) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+        """Validate the parameters and the data once: (X as float64, y, the input's own leak reasons)."""
+        validate_params(self.get_params(deep=False), self._parameter_constraints)
+        leaks = input_leaks(X)  # e.g. a data-dependent PublicSchemaTransformer's output
+        check_frame(X)
+        X, y = validate_data(self, X, y, ensure_min_samples=2, **check)
+        return np.asarray(X, dtype=float), y, leaks
+
+    def _fit_private(self, X: np.ndarray, y: np.ndarray, loss: Loss, leaks: tuple[str, ...] = ()) -> None:
+        """Train ``loss`` on validated X, y; ``leaks`` name data-dependent choices the caller made (each voids the guarantee).
+
+        Sets ``coef_`` (shape (d,), or (K, d) for a K-class loss), ``intercept_`` (a float, or (K,)),
+        ``l2_regularization_`` and ``privacy_report_``.
+        """
+        n, dimension = X.shape
+        leaks = list(leaks)
+        data_norm = self.data_norm
+        if data_norm == "from_data":
+            # Explicit opt-in: the bound is read from the private data, so no guarantee remains.
+            data_norm = float(max(row_norms(X).max(), np.finfo(float).tiny))
+            leaks.append(DATA_NORM_FROM_DATA)
+        if self.fit_intercept:
+            # Intercept = an extra constant feature equal to data_norm. Clip the original rows to
+            # data_norm first; augmented rows then have norm <= √2·data_norm, the certificate's bound.
+            X, _ = enforce_norm_bound(X, data_norm, strict=self.strict)  # the count stays in the warning
+            design = np.hstack([X, np.full((n, 1), data_norm)])
+            norm_bound = float(np.sqrt(2.0) * data_norm)
+        else:
+            design, norm_bound = X, float(data_norm)
+        l2 = self.l2_regularization
+        if l2 == "auto" and self.method != "auto":
+            l2 = FIXED_METHOD_L2
+        # Estimators without an option (e.g. PrivateLinearSVC has no ``iterations``) use its default.
+        options = {name: getattr(self, name, "auto") for name in METHOD_OPTIONS[self.method]}
+        for name in {"step_size", "iterations", "batch_size", "epochs"} - set(options):
+            if getattr(self, name, "auto") != "auto":
+                users = [m for m, names in METHOD_OPTIONS.items() if name in names]
+                raise ValueError(f"The '{name}' parameter applies to method in {users}, not {self.method!r}; "
+                                 f"leave it 'auto'.")
+        constraint = self._constraint(l2)
+        if self.method in BOUNDED_DOMAIN_METHODS and not constraint.is_constrained:
+            constraint = "auto"
+        for reason in leaks:  # after the checks that raise: a refused fit releases nothing
+            warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",
+                          PrivacyLeakWarning, stacklevel=4)
+        result = METHODS[self.method](
+            design, y, loss=loss, l2_regularization=l2, epsilon=self.epsilon, delta=self.delta,
+            data_norm=norm_bound, label_bound=self._label_bound(), constraint=constraint, strict=self.strict,
+            random_state=self.random_state, **options,
+        )
+        # One column per class for a K-class loss (row-major d×K, losses_multiclass); (d + 1) rows with the intercept.
+        weights = result.coef.reshape(design.shape[1], -1)
+        if weights.shape[1] == 1:
+            weights = weights[:, 0]
+        self.coef_ = weights[:dimension].T.copy()
+        # The constant feature equals data_norm, so its weight times data_norm is the intercept.
+        intercept = weights[dimension] * data_norm if self.fit_intercept else np.zeros(weights.shape[1:])
+        self.intercept_ = float(intercept) if np.ndim(intercept) == 0 else np.asarray(intercept, dtype=float)
+        self.l2_regularization_ = float(result.certificate.assumptions.get("l2_regularization", l2))
+        certificate = result.certificate
+        for reason in leaks:
+            certificate = certificate.without_guarantee(reason)
+        self.privacy_report_ = certificate
+
+    def _decision(self, X) -> np.ndarray:
+        check_is_fitted(self)
+        check_frame(X)
+        X = validate_data(self, X, reset=False)
+        return X @ self.coef_.T + self.intercept_
+
+
+class PrivateClassifier(ClassifierMixin, PrivateLinearModel):
+    """Shared classifier logic: the public label set, then the binary or the K-class loss."""
+
+    _parameter_constraints: dict = {**COMMON_CONSTRAINTS, "classes": CLASSES_RULES}
+
+    def _multiclass_loss(self, n_classes: int) -> Loss:
+        raise NotImplementedError
+
+    def fit(self, X, y):
+        """Fit on X (n, d) and labels y (any hashable, sortable type; two or more classes); returns self."""
+        X, y, leaks = self._validated(X, y)
+        self.classes_, read = self._label_set(y)
+        indices = np.searchsorted(self.classes_, y)
+        if self.classes_.size == 2:  # the binary loss: labels ±1, the second class positive
+            loss, labels = self._loss(), np.where(indices == 1, 1.0, -1.0)
+        else:
+            loss, labels = self._multiclass_loss(self.classes_.size), indices.astype(float)
+        self._fit_private(X, labels, loss, read + leaks)
+        return self
+
+    def _label_set(self, y: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
+        """The sorted label set (declared, or read from y) and, if read from y, why that voids the guarantee."""
+        if self.classes is not None:
+            declared = np.asarray(self.classes)
+            if declared.ndim != 1 or declared.size < 2 or np.unique(declared).size != declared.size:
+                raise ValueError("The 'classes' parameter must be None or a sequence of at least two distinct "
+                                 f"labels; got {self.classes!r}.")
+            outside = ~np.isin(y, declared)
+            if outside.any():
+                found = list(dict.fromkeys(y[outside].tolist()))[:5]
+                raise ValueError(f"y holds labels outside classes={declared.tolist()!r}: {found}; add them to "
+                                 "classes, or remove those records.")
+            return np.unique(declared), ()
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise ValueError(f"y holds a single class ({classes.tolist()!r}); a classifier needs two or more: "
+                             "declare the label set with classes=[...] (a declared class may be absent from y).")
+        listed = classes.tolist()
+        shown = "{" + ", ".join(repr(label) for label in listed) + "}"
+        return classes, (LABELS_FROM_DATA.format(labels=shown, declared=listed),)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores: the signed margin wᵀx + b (n,) for two classes (positive means ``classes_[1]``),
+        else one column per class (n, K)."""
+        return self._decision(X)
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted class labels: the sign of the margin (two classes) or the highest score."""
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)]
+
+    def _probabilities(self, X) -> np.ndarray:
+        """Logistic-link probabilities (n, K), rows summing to 1: expit for two classes, softmax otherwise."""
+        scores = self.decision_function(X)
+        if scores.ndim == 2:
+            return softmax(scores, axis=1)
+        positive = expit(scores)
+        return np.column_stack([1.0 - positive, positive])
