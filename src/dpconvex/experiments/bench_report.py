@@ -1,9 +1,11 @@
 """Render ``docs/BENCHMARKS.md`` and its plots from the CSVs written by :mod:`.bench`.
 
 Reads every ``bench_adult_<task>.csv``, ``bench_tuned_<task>.csv`` (:mod:`.bench_tuned`),
-``bench_scaling.csv`` and ``bench_default_speed.csv`` in the output directory, so a run of one task
-keeps the other's section.  Plots follow Chen, Lee, Kifer 2019 Fig. 1–2 (accuracy and objective
-against ε, log x) and Fig. 3 (fit time against n, log–log).
+``bench_scaling.csv``, ``bench_default_speed.csv`` and ``bench_datasets.csv``
+(:mod:`.bench_datasets`, rendered last) in the output directory, so a run of one task keeps the
+other's section; a run of :mod:`.bench_datasets` rewrites only its own section.  Plots follow
+Chen, Lee, Kifer 2019 Fig. 1–2 (accuracy and objective against ε, log x) and Fig. 3 (fit time
+against n, log–log).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from matplotlib.figure import Figure
 from .bench_scaling import BUDGETS, PASSES, SKLEARN_REFERENCE, loglog_slope
 
 __all__ = ["write_report", "render_markdown", "headline", "HEADLINE_REFERENCES", "SAME_RUN_DPSGD", "DEFAULT_METHOD",
-           "TUNED_CSV", "TUNED_TITLE", "TUNED_LABELS", "config_label", "tuned_best"]
+           "DATASETS_CSV", "TUNED_CSV", "TUNED_TITLE", "TUNED_LABELS", "config_label", "tuned_best"]
 
 HEADLINE_EPSILONS = (0.05, 0.1, 0.2)
 #: Method name of the rows fitted with the estimator's defaults only (``bench.DEFAULT``): the
@@ -54,6 +56,8 @@ TUNED_LABELS = {"replace_one": "tuned DP-SGD, replace-one (same guarantee, this 
 RELATION_NAMES = {"replace_one": "replace-one", "add_remove": "add/remove"}
 TIME_RATIO_TITLE = "Time ratio to scikit-learn L-BFGS (fit time / sklearn fit time, same process, same fold)"
 SPEED_TITLE = "Default fit time vs scikit-learn"
+#: Records of :mod:`.bench_datasets` (breast cancer, wine, digits), rendered as the last section.
+DATASETS_CSV = "bench_datasets.csv"
 
 
 def _is_ours(method: str) -> bool:
@@ -462,7 +466,8 @@ def render_markdown(out: pathlib.Path, *, command: str, run_time_s: float, delta
              "`diffprivlib` (reported "
              "as unavailable when it cannot be imported or fitted). Seeds make the benchmark reproducible; "
              "releases must use `random_state=None`. CSVs: " + ", ".join(f"`{p.name}`" for p in
-                                                                       sorted(out.glob("bench_*.csv"))) + ".", ""]
+                                                                       sorted(out.glob("bench_*.csv"))
+                                                                       if p.name != DATASETS_CSV) + ".", ""]
     from .bench_replicates import REPLICATES_CSV, replicates_section  # here: it imports this module
 
     for path in sorted(out.glob("bench_adult_*.csv")):
@@ -476,7 +481,9 @@ def render_markdown(out: pathlib.Path, *, command: str, run_time_s: float, delta
     scaling = out / "bench_scaling.csv"
     if scaling.exists():
         lines += _scaling_section(pd.read_csv(scaling), out)
-    return "\n".join(lines)
+    from .bench_datasets import with_datasets_section  # here: it imports this module
+
+    return with_datasets_section("\n".join(lines), out)
 
 
 def write_report(out: pathlib.Path, **kwargs: Any) -> dict[str, str]:
