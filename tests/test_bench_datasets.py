@@ -194,3 +194,25 @@ def test_multiclass_private_accuracy_is_far_above_the_majority_on_digits():
         assert majority == pytest.approx(0.1, abs=0.005)  # ≈ 180 images per digit
         ours = frame.loc[frame["method"] == DEFAULT, "accuracy"].mean()
         assert ours >= majority + 0.30, (task, ours, majority)
+
+
+def test_the_cli_choices_list_the_bundled_data_sets():
+    from dpconvex import cli_choices
+    from dpconvex.experiments.bench_datasets import DATASETS
+
+    assert cli_choices.BENCH_DATASETS == tuple(DATASETS)
+
+
+def test_bench_on_a_bundled_data_set_from_the_cli(tmp_path):
+    from dpconvex.cli import main
+
+    assert main(["bench", "breast_cancer", "--quick", "--task", "logistic", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "bench_datasets.csv").exists()
+    assert "breast_cancer" in (tmp_path / "BENCHMARKS.md").read_text(encoding="utf-8")
+
+
+def test_adult_only_bench_options_are_refused_for_a_bundled_data_set(tmp_path, capsys):
+    from dpconvex.cli import main
+
+    assert main(["bench", "wine", "--no-oracle", "--out", str(tmp_path)]) == 2
+    assert "--no-oracle apply to 'bench adult' only" in capsys.readouterr().err

@@ -25,7 +25,7 @@ from .accounting.best_of import bound_notes
 from .accounting.rdp import CONVERSIONS
 from .cli_account import add_account_noisy_sgd
 from .cli_audit import add_audit, add_soundness
-from .cli_choices import BENCH_BASELINES, BENCH_EPSILONS, BENCH_TASKS, METHODS, REPRODUCTION_METHODS
+from .cli_choices import BENCH_BASELINES, BENCH_DATASETS, BENCH_EPSILONS, BENCH_TASKS, METHODS, REPRODUCTION_METHODS
 
 __all__ = ["main"]
 
@@ -371,15 +371,20 @@ def _run_reproduce(args: argparse.Namespace) -> dict:
 
 
 def _add_bench(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="head-to-head benchmark and time vs n, written to docs/BENCHMARKS.md")
-    p.add_argument("dataset", choices=["adult"])
+    p = sub.add_parser("bench", help="head-to-head benchmark (and, for adult, time vs n), written to docs/BENCHMARKS.md")
+    p.add_argument("dataset", choices=["adult", *BENCH_DATASETS],
+                   help="UCI Adult (every method, peers, timings), or a data set bundled with scikit-learn (the "
+                        "defaults against non-private, majority and the peers that apply; 20 repeats of 5-fold CV)")
     p.add_argument("--task", default="all", choices=["all", *BENCH_TASKS],
                    help="logistic regression, huberised SVM, or both")
     p.add_argument("--quick", action="store_true",
                    help="two epsilons, two of the five folds, no oracle, small timings, one default-vs-scikit-learn "
                         "cell, a two-point tuned DP-SGD grid (CI)")
-    p.add_argument("--repeats", type=_positive_int, default=2, help="repetitions of stratified 5-fold CV")
-    p.add_argument("--epsilons", type=_positive_float, nargs="+", default=list(BENCH_EPSILONS))
+    p.add_argument("--repeats", type=_positive_int, default=None,
+                   help="repetitions of stratified 5-fold CV (default: 2 for adult, 20 for the bundled data sets)")
+    p.add_argument("--epsilons", type=_positive_float, nargs="+", default=None,
+                   help="epsilons of the private entries (default: the full grid for adult, 0.1 0.5 1 2 for the "
+                        "bundled data sets)")
     p.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
                    help="dpconvex methods (the default method, auto, is fitted once, as the entry 'auto (default)' "
                         "with only epsilon, delta, the label set and a seed)")
@@ -408,7 +413,24 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_run_bench)
 
 
+#: ``bench`` options that only the Adult benchmark reads, with their defaults.
+_ADULT_ONLY = {"methods": list(METHODS), "baselines": list(BENCH_BASELINES), "no_timing": False,
+               "speed_epsilons": None, "speed_replications": None, "no_speed": False, "no_oracle": False,
+               "no_tuned": False, "replicates": None, "resume": False}
+
+
 def _run_bench(args: argparse.Namespace) -> dict:
+    if args.dataset != "adult":
+        given = [f"--{name.replace('_', '-')}" for name, default in _ADULT_ONLY.items()
+                 if getattr(args, name) != default]
+        if given:
+            raise ValueError(f"{', '.join(given)} apply to 'bench adult' only; the bundled data sets run the "
+                             "default estimators against fixed references (leave them out).")
+        from .experiments.bench_datasets import EPSILONS, REPEATS, run_datasets
+
+        return run_datasets([args.dataset], epsilons=args.epsilons or EPSILONS, out=args.out, seed=args.seed,
+                            repeats=args.repeats or REPEATS, quick=args.quick,
+                            tasks=BENCH_TASKS if args.task == "all" else (args.task,))
     from .experiments.bench import run_adult_benchmark
 
     options = {"sizes": (), "synthetic": None} if args.no_timing else {}
@@ -420,9 +442,10 @@ def _run_bench(args: argparse.Namespace) -> dict:
         options["speed_epsilons"] = args.speed_epsilons
     if args.speed_replications is not None:
         options["speed_replications"] = args.speed_replications
-    return run_adult_benchmark(out_dir=args.out, task=args.task, epsilons=args.epsilons, repeats=args.repeats,
-                               methods=args.methods, baselines=args.baselines, quick=args.quick, seed=args.seed,
-                               tuned=not args.no_tuned, replicates=args.replicates, resume=args.resume, **options)
+    return run_adult_benchmark(out_dir=args.out, task=args.task, epsilons=args.epsilons or list(BENCH_EPSILONS),
+                               repeats=args.repeats or 2, methods=args.methods, baselines=args.baselines,
+                               quick=args.quick, seed=args.seed, tuned=not args.no_tuned,
+                               replicates=args.replicates, resume=args.resume, **options)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,7 +9,8 @@ name, so a registry that gains or loses an entry fails the test until this modul
 
 from __future__ import annotations
 
-__all__ = ["AUDIT_TARGETS", "BENCH_BASELINES", "BENCH_EPSILONS", "BENCH_TASKS", "METHODS", "REPRODUCTION_METHODS"]
+__all__ = ["AUDIT_TARGETS", "BENCH_BASELINES", "BENCH_DATASETS", "BENCH_EPSILONS", "BENCH_TASKS", "METHODS",
+           "REPRODUCTION_METHODS"]
 
 #: The keys of :data:`dpconvex.mechanisms.METHODS`: every ``method`` the estimators and ``--method`` accept.
 METHODS: tuple[str, ...] = ("noisy_gd", "noisy_sgd", "rsgd_ar", "nsgd", "outpert_gd", "pnsgd", "sco_noisy_sgd",
@@ -32,3 +33,6 @@ BENCH_EPSILONS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 1
 #: The keys of :data:`dpconvex.experiments.baselines.BASELINES`.
 BENCH_BASELINES: tuple[str, ...] = ("nonprivate", "majority", "objpert", "sgd_ma", "sgd_ma_replace_one",
                                     "diffprivlib")
+
+#: :data:`dpconvex.experiments.bench_datasets.DATASETS`: the bundled data sets ``dpconvex bench`` runs besides Adult.
+BENCH_DATASETS: tuple[str, ...] = ("breast_cancer", "wine", "digits")

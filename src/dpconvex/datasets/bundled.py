@@ -29,7 +29,7 @@ scaled to [0, 1] by them, and the row is scaled to unit L2 norm.  The bounds are
   loader does not repeat :func:`~dpconvex.datasets.encoding.encode`'s warning for these documented
   clips.
 
-The label sets are declared too (:attr:`BundledDataset.classes`), to be passed as an estimator's
+The label sets are declared too (``BundledDataset.classes``), to be passed as an estimator's
 ``classes=``.
 """
 
