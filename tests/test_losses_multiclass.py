@@ -234,17 +234,17 @@ def test_values_and_gradient_norm_at_zero(K: int) -> None:
     np.testing.assert_allclose(loss.values(zero, X, y), loss.loss_at_zero(DATA_NORM), rtol=1e-14)
     norms = np.linalg.norm(loss.per_example_gradients(zero, X, y), axis=1)
     np.testing.assert_allclose(norms, DATA_NORM * np.sqrt((K - 1) / K), rtol=1e-12)
-    at_zero = loss.gradient_norm_at_zero(DATA_NORM)
-    assert at_zero == (pytest.approx(DATA_NORM / np.sqrt(2)) if K == 2 else None)
+    assert loss.gradient_norm_at_zero(DATA_NORM) == pytest.approx(DATA_NORM * np.sqrt((K - 1) / K), rel=1e-14)
+    assert loss.clipping_keeps_convexity == (K == 2)
 
 
 @pytest.mark.parametrize(("K", "symmetric"), [(2, True), (3, False)])
 def test_clipped_field_is_a_gradient_only_for_two_classes(K: int, symmetric: bool) -> None:
-    """Why gradient_norm_at_zero is None for K ≥ 3: the clipped per-example field x ⊗ clip(p − e_y)
+    """Why clipping_keeps_convexity is False for K ≥ 3: the clipped per-example field x ⊗ clip(p − e_y)
     has an asymmetric Jacobian where clipping is active, so it is the gradient of no function."""
     loss = MultinomialLogisticLoss(K)
     x, d = np.array([1.0]), 1
-    clip = loss.gradient_norm_at_zero(1.0) or np.sqrt((K - 1) / K)
+    clip = loss.gradient_norm_at_zero(1.0)
     w = np.log([0.2, 0.3, 0.5][:K] if K == 3 else [0.1, 0.9])  # W = log p, so softmax(Wᵀx) = p
     field = lambda v: loss.gradient_sum(v, x[None, :], np.array([0]), clip)  # noqa: E731
     assert np.linalg.norm(_grad(loss, w, x, 0)) > clip  # clipping is active here

@@ -135,7 +135,12 @@ class Loss(ABC):
         """An upper bound on ℓ(0; x, y) over the declared data domain (bounds ‖w*_λ‖, see estimators)."""
 
     def gradient_norm_at_zero(self, data_norm: float, label_bound: float | None = None) -> float | None:
-        """A bound on ‖∇ℓ(0; x, y)‖ where clipping at it keeps the loss convex (margin losses); else None."""
+        """A bound on ‖∇ℓ(0; x, y)‖ over the data domain (clipping at it changes no gradient at θ = 0), or None.
+
+        None where the loss declares no such clip (e.g. ½‖θ − x‖², whose gradient at 0 is the data
+        itself).  Whether the clipped field is still the gradient of a convex loss is
+        :attr:`clipping_keeps_convexity`.
+        """
         return None
 
     @abstractmethod

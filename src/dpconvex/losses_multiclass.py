@@ -49,15 +49,21 @@ Derivation note (constants for ‖x‖₂ ≤ X, s = Wᵀx, p = softmax(s))
   (a variance), so ℓ is convex, but not strictly: adding a common vector c to every column leaves
   softmax unchanged (logits shift by cᵀx·1), so the directions c ⊗ 1 are flat.  The regularised
   objective is λ-strongly convex and no more.
-* **Clipping at the gradient norm at 0.**  At W = 0, p = 1/K and ‖∇ℓ‖ = ‖x‖·√((K − 1)/K).  For a
-  margin loss, clipping at |φ'(0)|·X leaves the gradient field of a convex loss.  Here the
-  clipped per-example field is x ⊗ h(s) with h(a) = a·min(1, c/‖a‖), a = p − e_y, c = C/‖x‖; where
-  clipping is active its Jacobian in s is c(I − â âᵀ)(diag(p) − p pᵀ)/‖a‖, symmetric only if â is
-  an eigenvector of diag(p) − p pᵀ.  For K = 2, a = p_{1−y}(e_{1−y} − e_y) always is, and the
-  clipped loss is the convex reparametrisation of the binary case, so the bound X/√2 is returned.
-  For K ≥ 3 it is not (e.g. p = (0.2, 0.3, 0.5), y = 0), so on an open set the clipped field is
-  not the gradient of any function, convex or not:
-  :meth:`MultinomialLogisticLoss.gradient_norm_at_zero` returns None.
+* **Clipping at the gradient norm at 0.**  At W = 0, p = 1/K and ‖∇ℓ‖ = ‖x‖·√((K − 1)/K), so
+  clipping at C = X·√((K − 1)/K) (:meth:`MultinomialLogisticLoss.gradient_norm_at_zero`) changes
+  no gradient at the start of a run and cuts the sensitivity from 2√2·X to 2C.  For a margin loss
+  clipping leaves the gradient field of a convex loss.  Here the clipped per-example field is
+  x ⊗ h(s) with h(a) = a·min(1, c/‖a‖), a = p − e_y, c = C/‖x‖; where clipping is active its
+  Jacobian in s is c(I − â âᵀ)(diag(p) − p pᵀ)/‖a‖, symmetric only if â is an eigenvector of
+  diag(p) − p pᵀ.  For K = 2, a = p_{1−y}(e_{1−y} − e_y) always is, and the clipped loss is the
+  convex reparametrisation of the binary case.  For K ≥ 3 it is not (e.g. p = (0.2, 0.3, 0.5),
+  y = 0), so on an open set the clipped field is not the gradient of any function, convex or not:
+  :attr:`MultinomialLogisticLoss.clipping_keeps_convexity` is False and the hidden-state bounds
+  refuse the clipped run.  Composition (what ``method="auto"`` certifies by) only needs the
+  clipped norm bound, so ``auto`` clips there anyway, as DP-SGD clips non-convex models: measured
+  on scikit-learn's digits (10 classes) at ε = 1, 3 × 5 folds, 60.7 ± 1.3 % unclipped against
+  72.6 ± 1.4 % clipped at C (71.6 at X, 67.8 at X/2); on wine (3 classes) 55.8 ± 3.5 against
+  63.7 ± 3.9 %.
 
 Derivation note (one-vs-rest, ℓ(W; x, y) = Σ_k φ(s_k·w_kᵀx), s_k = +1 if y = k else −1)
 ---------------------------------------------------------------------------------------
@@ -211,9 +217,13 @@ class MultinomialLogisticLoss(_ClassMatrixLoss):
         """ℓ(0; x, y) = log K for every record (p = 1/K)."""
         return float(np.log(self.n_classes))
 
-    def gradient_norm_at_zero(self, data_norm: float, label_bound: float | None = None) -> float | None:
-        """X/√2 for K = 2; None for K ≥ 3, where clipping leaves no convex loss (module docstring)."""
-        return data_norm * math.sqrt(0.5) if self.n_classes == 2 else None
+    def gradient_norm_at_zero(self, data_norm: float, label_bound: float | None = None) -> float:
+        """X·√((K − 1)/K), every per-example gradient's norm at W = 0 for ‖x‖ = X (X/√2 for K = 2).
+
+        For K ≥ 3 clipping at it leaves no convex loss (module docstring;
+        :attr:`clipping_keeps_convexity` is False): only composition certifies such a run.
+        """
+        return data_norm * math.sqrt((self.n_classes - 1) / self.n_classes)
 
     def constants(self, data_norm: float, l2_regularization: float, constraint: Constraint,
                   label_bound: float | None = None) -> LossConstants:

@@ -39,6 +39,10 @@ classifies the example with margin ≥ 0 (C = X/2, half the noise), linear beyon
 huberised hinge |φ'(0)| = 1: C = L, nothing changes.  Measured on UCI Adult (5 folds × 2 seeds,
 δ = 1e-8, logistic, ε = 0.05): 79.4 % at C = L, η = 1/M; 80.7 % with C = X/2 and η ≈ 2/M at the
 same batches; halving the noise alone did not help at η = 1/M (the run was step-limited).
+K-class losses (:mod:`dpconvex.losses_multiclass`): one-vs-rest clips each class's block at
+|φ'(0)|·X (a convex loss again); softmax cross-entropy is clipped at its gradient norm at W = 0,
+X·√((K − 1)/K) < L = √2·X, where for K ≥ 3 the clipped field is no convex loss's gradient — the
+composition certificate does not need one (its derivation note has the measurements).
 
 λ ("auto").  Under composition the noise does not depend on λ, so the bound's only λ-term is the
 bias λB²/2: the rule takes the weakest regulariser whose ball of radius √(2ℓ(0)/λ) (which holds
