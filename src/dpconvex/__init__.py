@@ -3,7 +3,7 @@
 Train logistic regression, SVMs and ridge models on sensitive data and release only the final
 model, with a certificate from the tightest theorem whose assumptions the run satisfies.
 
-The names below are imported on first use (PEP 562), so ``import dpconvex`` — and the
+The public names (``__all__``) are imported on first use (PEP 562), so ``import dpconvex`` — and the
 ``dpconvex`` command, whose module lives in this package — loads neither scikit-learn nor the
 estimators until one of them is asked for.
 """
