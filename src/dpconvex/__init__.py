@@ -2,25 +2,58 @@
 
 Train logistic regression, SVMs and ridge models on sensitive data and release only the final
 model, with a certificate from the tightest theorem whose assumptions the run satisfies.
+
+The public names (``__all__``) are imported on first use (PEP 562), so ``import dpconvex`` — and the
+``dpconvex`` command, whose module lives in this package — loads neither scikit-learn nor the
+estimators until one of them is asked for.
 """
 
-from .certificate import PrivacyCertificate
-from .estimators import (PrivateHuberSVC, PrivateLADRegressor, PrivateLinearSVC, PrivateLogisticRegression,
-                         PrivateRidge)
-from .exceptions import DataDependentPreprocessingWarning, PrivacyLeakWarning
-from .preprocessing import PublicSchemaTransformer
+from importlib import import_module
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "PrivacyCertificate",
-    "PrivateHuberSVC",
-    "PrivateLogisticRegression",
-    "PrivateRidge",
-    "PrivateLinearSVC",
-    "PrivateLADRegressor",
-    "PublicSchemaTransformer",
-    "PrivacyLeakWarning",
-    "DataDependentPreprocessingWarning",
-    "__version__",
-]
+#: Public name → the submodule that defines it.
+_EXPORTS = {
+    "PrivacyCertificate": "certificate",
+    "PrivateHuberSVC": "estimators",
+    "PrivateLogisticRegression": "estimators",
+    "PrivateRidge": "estimators",
+    "PrivateLinearSVC": "estimators",
+    "PrivateLADRegressor": "estimators",
+    "PublicSchemaTransformer": "preprocessing",
+    "PrivacyLeakWarning": "exceptions",
+    "DataDependentPreprocessingWarning": "exceptions",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's submodule on first access and keep the name here (PEP 562).
+
+    Parameters
+    ----------
+    name : str
+        One of ``__all__``.
+
+    Returns
+    -------
+    Any
+        The class the submodule defines under ``name``.
+
+    Raises
+    ------
+    AttributeError
+        If ``name`` is not a public name of the package.
+    """
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's attributes, the not-yet-imported public names included."""
+    return sorted({*globals(), *_EXPORTS})

@@ -199,7 +199,7 @@ def _add_account_pnsgd(families: argparse._SubParsersAction) -> None:
 
 def _run_account_pnsgd(args: argparse.Namespace) -> dict:
     from .accounting import hockey_stick
-    from .mechanisms.pnsgd import NOISES, RANDOM_STOP_THEOREM
+    from .accounting.hockey_stick import NOISES, RANDOM_STOP_THEOREM
 
     key, theorem = NOISES[args.noise]
     level = {"gaussian": args.sigma, "laplace": args.scale}[args.noise]

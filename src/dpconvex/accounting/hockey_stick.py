@@ -65,7 +65,17 @@ __all__ = [
     "rdp_baseline_delta",
     "PNSGDEvent",
     "account_pnsgd",
+    "NOISES",
+    "RANDOM_STOP_THEOREM",
 ]
+
+#: Noise families of PNSGD: name → (keyword of its level here, theorem of the fixed-stop bound).
+NOISES = {
+    "gaussian": ("sigma", "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 4"),
+    "laplace": ("scale", "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 3"),
+}
+#: Theorem of the random-stopping bound (x_T released for a secret T ~ Unif{1..n}).
+RANDOM_STOP_THEOREM = "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 5 (random stopping)"
 
 _SQRT2 = np.sqrt(2.0)
 
@@ -439,15 +449,15 @@ def account_pnsgd(event: PNSGDEvent, delta: float) -> PrivacyAccount:
                   step_size=e.step_size, diameter=e.diameter)
     if e.random_stop:
         fn = lambda x: float(pnsgd_random_stop_delta(x, **common, sigma=e.sigma, scale=e.scale))
-        theorem = "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 5 (random stopping)"
+        theorem = RANDOM_STOP_THEOREM
     else:
         t = e.n if e.record is None else e.record
         if e.scale is None:
             fn = lambda x: float(pnsgd_gaussian_delta(x, **common, record=t, sigma=e.sigma))
-            theorem = "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 4"
+            theorem = NOISES["gaussian"][1]
         else:
             fn = lambda x: float(pnsgd_laplace_delta(x, **common, record=t, scale=e.scale))
-            theorem = "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 3"
+            theorem = NOISES["laplace"][1]
     eps = epsilon_for_delta(fn, delta)
     return PrivacyAccount(
         epsilon=eps, delta=delta, bound="hockey-stick", theorem=theorem,

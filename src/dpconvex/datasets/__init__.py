@@ -9,7 +9,8 @@ the same for the user's own tabular data.
 
 from dpconvex.datasets.adult import ADULT_SCHEMA, load_adult, load_adult_raw
 from dpconvex.datasets.bundled import BUNDLED, BundledDataset, load_bundled, load_bundled_raw
-from dpconvex.datasets.tabular import TabularSchema, feature_names, preprocess, read_csv
+from dpconvex.datasets.csv_reader import read_csv
+from dpconvex.datasets.tabular import TabularSchema, feature_names, preprocess
 
 __all__ = [
     "ADULT_SCHEMA",

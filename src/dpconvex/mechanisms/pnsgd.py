@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..accounting import hockey_stick as accountant
+from ..accounting.hockey_stick import NOISES, RANDOM_STOP_THEOREM
 from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, L2Ball
 from ..losses import Loss
@@ -46,16 +47,9 @@ from .._validation import make_rng, prepare_training_inputs
 from ._geometry import require_euclidean_projection
 from .noisy_gd import TrainingResult, comparator_norm_bound
 
-__all__ = ["pnsgd", "default_step_size", "NOISES"]
+__all__ = ["pnsgd", "default_step_size"]
 
 UPDATE_RULE = "x <- Proj_K(x - step_size*(grad loss(x; record k) + l2*x + Z_k)), one record per step, x_0 = 0"
-
-#: Noise families: name → (accounting keyword, theorem of the fixed-stop bound).
-NOISES = {
-    "gaussian": ("sigma", "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 4"),
-    "laplace": ("scale", "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 3"),
-}
-RANDOM_STOP_THEOREM = "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 5 (random stopping)"
 
 
 def default_step_size(
