@@ -43,9 +43,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-import dp_accounting
 import numpy as np
-from dp_accounting.pld import pld_pmf, privacy_loss_distribution, privacy_loss_mechanism
 from scipy import fft, special
 
 __all__ = ["replace_one_inverse_privacy_loss", "single_step_probabilities", "poisson_pld"]
@@ -68,6 +66,8 @@ def replace_one_inverse_privacy_loss(privacy_loss, rate: float, noise_multiplier
 
 def single_step_probabilities(rate: float, noise_multiplier: float, discretization: float) -> tuple[int, np.ndarray, float]:
     """One step's pessimistic connect-the-dots PMF: (index of the first grid loss, probabilities, mass at +∞)."""
+    from dp_accounting.pld import privacy_loss_mechanism  # imported here: ~1 s, only the PLD paths need it
+
     loss = privacy_loss_mechanism.GaussianPrivacyLoss(
         noise_multiplier, sensitivity=1.0, sampling_prob=rate, adjacency_type=privacy_loss_mechanism.AdjacencyType.REPLACE)
     bounds = loss.connect_dots_bounds()
@@ -114,6 +114,9 @@ def poisson_pld(rate: float, noise_multiplier: float, steps: int, discretization
     """
     if not (0.0 < rate <= 1.0 and steps >= 1 and truncation > 0.0):
         raise ValueError(f"need 0 < rate <= 1, steps >= 1 and truncation > 0; got {rate!r}, {steps!r}, {truncation!r}.")
+    import dp_accounting  # imported here: ~1 s, which `dpconvex account` pays only when it composes a PLD
+    from dp_accounting.pld import pld_pmf, privacy_loss_distribution
+
     if rate >= 1.0:
         single = privacy_loss_distribution.from_gaussian_mechanism(
             standard_deviation=noise_multiplier, value_discretization_interval=discretization,

@@ -73,9 +73,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-import dp_accounting
 import numpy as np
-from dp_accounting.rdp import RdpAccountant
 
 from ._checks import check_delta, check_epsilon
 from .calibration import smallest_noise
@@ -192,6 +190,8 @@ def dp_accounting_epsilon(event: SCOEvent, delta: float) -> float:
     noise-only step under both.  So each step is a subsampled Gaussian (size 1 of n) or better, and
     RDP composes adaptively.
     """
+    import dp_accounting  # imported here: the package loads in ~1 s, and the CLI's other accountants skip it
+
     check_delta(delta)
     step = dp_accounting.SampledWithoutReplacementDpEvent(
         event.n, 1, dp_accounting.GaussianDpEvent(event.sigma / event.sensitivity))
@@ -202,6 +202,9 @@ def dp_accounting_epsilon(event: SCOEvent, delta: float) -> float:
 
 
 def _rdp_epsilon(step, count: int, delta: float, orders) -> tuple[float, float]:
+    import dp_accounting
+    from dp_accounting.rdp import RdpAccountant
+
     accountant = RdpAccountant(orders=list(orders), neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
     accountant.compose(step, count)
     epsilon, order = accountant.get_epsilon_and_optimal_order(delta)

@@ -21,7 +21,6 @@ Both are minimised over the supplied orders; the minimising order is returned.
 from __future__ import annotations
 
 import numpy as np
-from dp_accounting.rdp import compute_epsilon as _dp_accounting_compute_epsilon
 from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_delta, check_orders
@@ -74,7 +73,9 @@ def epsilon_from_rdp(
         finite = np.isfinite(rdp_arr)
         if not np.any(finite):
             return float("inf"), float(orders_arr[0])
-        eps, order = _dp_accounting_compute_epsilon(
+        from dp_accounting.rdp import compute_epsilon  # imported here: the package loads in ~1 s
+
+        eps, order = compute_epsilon(
             orders_arr[finite].tolist(), rdp_arr[finite].tolist(), delta
         )
         return float(eps), float(order)

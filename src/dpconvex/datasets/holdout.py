@@ -11,7 +11,8 @@ from sklearn.model_selection import train_test_split
 from dpconvex.exceptions import DataDependentPreprocessingWarning
 
 from .adult import load_adult
-from .tabular import DATA_DEPENDENT_SCHEMA_REASON, TabularSchema, preprocess, read_csv
+from .csv_reader import read_csv
+from .tabular import DATA_DEPENDENT_SCHEMA_REASON, TabularSchema, preprocess
 
 __all__ = ["HELD_OUT_NOTE", "INFERRED_SCHEMA_REASON", "TrainTestSplit", "load_train_test"]
 
