@@ -354,12 +354,11 @@ def test_ovr_hinge_subgradients_are_the_columnwise_ones_and_sum_like_them() -> N
     assert not loss.smooth and loss.name == "one-vs-rest hinge" and not loss.classification
 
 
-def _ovr_cases():
-    return [pytest.param(binary, K, id=f"{binary.name}-K{K}") for binary in (LogisticLoss(), HuberizedHingeLoss(HUBER_H))
-            for K in CLASS_COUNTS]
+OVR_CASES = [pytest.param(binary, K, id=f"{binary.name}-K{K}") for binary in (LogisticLoss(), HuberizedHingeLoss(HUBER_H))
+             for K in CLASS_COUNTS]
 
 
-@pytest.mark.parametrize(("binary", "K"), _ovr_cases())
+@pytest.mark.parametrize(("binary", "K"), OVR_CASES)
 def test_ovr_lipschitz_bounds_gradients_attained_at_zero_for_huber(binary, K: int) -> None:
     rng = np.random.default_rng(12)
     loss = OneVsRestLoss(binary, K)
@@ -380,7 +379,7 @@ def test_ovr_lipschitz_bounds_gradients_attained_at_zero_for_huber(binary, K: in
         assert 0.999 * L <= np.linalg.norm(_grad(loss, _flat(W), x, y)) <= L * REL
 
 
-@pytest.mark.parametrize(("binary", "K"), _ovr_cases())
+@pytest.mark.parametrize(("binary", "K"), OVR_CASES)
 def test_ovr_gradient_sensitivity_bounds_pairs_attained_with_opposite_records(binary, K: int) -> None:
     rng = np.random.default_rng(13)
     loss = OneVsRestLoss(binary, K)
@@ -407,7 +406,7 @@ def test_ovr_gradient_sensitivity_bounds_pairs_attained_with_opposite_records(bi
     assert 0.999 * S <= diff <= S * REL
 
 
-@pytest.mark.parametrize(("binary", "K"), _ovr_cases())
+@pytest.mark.parametrize(("binary", "K"), OVR_CASES)
 @pytest.mark.parametrize("lam", [0.0, 0.3])
 def test_ovr_smoothness_bounds_the_hessian_and_is_attained(binary, K: int, lam: float) -> None:
     rng = np.random.default_rng(14)
@@ -436,7 +435,7 @@ def test_ovr_smoothness_bounds_the_hessian_and_is_attained(binary, K: int, lam: 
     assert np.abs(off_diagonal).max() <= 1e-8
 
 
-@pytest.mark.parametrize(("binary", "K"), _ovr_cases())
+@pytest.mark.parametrize(("binary", "K"), OVR_CASES)
 def test_ovr_values_and_gradient_norm_at_zero(binary, K: int) -> None:
     rng = np.random.default_rng(15)
     loss = OneVsRestLoss(binary, K)
@@ -459,7 +458,7 @@ def _clip_rows(G, C):
     return G * np.minimum(1.0, C / np.where(norms > 0, norms, 1.0))
 
 
-@pytest.mark.parametrize(("binary", "K"), _ovr_cases())
+@pytest.mark.parametrize(("binary", "K"), OVR_CASES)
 @pytest.mark.parametrize("clip_norm", [0.05, 0.7, 100.0])
 def test_ovr_clips_each_block_to_c_over_sqrt_k(binary, K: int, clip_norm: float) -> None:
     rng = np.random.default_rng(16)
