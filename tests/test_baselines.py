@@ -319,7 +319,8 @@ def test_nonprivate_multinomial_matches_sklearn_objective(lam):
 
 
 def test_nonprivate_one_vs_rest_is_k_binary_fits():
-    """mean Σ_k φ(s_k w_kᵀx) + (λ/2)‖W‖² separates over the columns: column k is the binary fit of k against the rest."""
+    """mean Σ_k φ(s_k w_kᵀx) + (λ/2)‖W‖² separates over the columns: column k is the binary fit of
+    class k against the rest."""
     n, d, k, lam = 400, 5, 3, 1e-2
     X, y = _classes(n, d, k, seed=6)
     huber = HuberizedHingeLoss(0.5)
