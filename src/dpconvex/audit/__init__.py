@@ -6,7 +6,7 @@ privacy profile (:func:`privacy_profile`).  ``noise_mutant(target)`` is the same
 trainer adding half the noise its certificate assumes; every target's audit must fail it
 (``tests/test_audit_mutations.py``).  Every mechanism must be registered in :data:`~dpconvex.audit.harness.AUDITS` (see
 :mod:`.targets`, :mod:`.targets_noisy_sgd`, :mod:`.targets_bounded`, :mod:`.targets_pnsgd`,
-:mod:`.targets_sco`, :mod:`.targets_auto`).
+:mod:`.targets_sco`, :mod:`.targets_auto`, :mod:`.targets_multiclass`).
 """
 
 # Importing the target modules registers the targets (the auto ones last: they reuse the others' pairs).
