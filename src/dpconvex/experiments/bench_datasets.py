@@ -422,8 +422,9 @@ def datasets_section(frame: pd.DataFrame) -> list[str]:
              "defaults are TF Privacy's MNIST flags (expected batch 256, 60 epochs, learning rate 0.15): on "
              "breast cancer they make about 100 steps from 0, too few to leave the majority class even with "
              "negligible noise; on wine (a training fold is smaller than a batch: 60 full-batch steps) and digits "
-             "(about 340 steps) they do, and on digits' `logistic` task DP-SGD under replace-one, the relation "
-             f"`{DEFAULT}` certifies, is ahead of `{DEFAULT}` at every ε of the grid.",
+             "(about 340 steps) they do. Compare the default with `sgd_ma_replace_one`, DP-SGD under the "
+             f"replace-one relation `{DEFAULT}` certifies; `sgd_ma` counts add/remove neighbours, a weaker "
+             "guarantee.",
              "", "### Summary: the default estimator against the references (test accuracy, %)", "",
              "| data set | n | d | classes | task | R | test folds | "
              + " | ".join(f"`{DEFAULT}` ε = {e:g}" for e in epsilons)
