@@ -200,3 +200,21 @@ def test_without_guarantee_voids_every_epsilon_and_keeps_the_rest():
     again = void.with_notes("later").without_guarantee("another reason")
     assert again.epsilon == math.inf and again.notes[-2:] == ("later", f"{NO_GUARANTEE}: another reason")
     assert isinstance(again, PrivacyCertificate)
+
+
+@pytest.mark.parametrize("passthrough", [False, True], ids=["alone", "beside-passthrough-columns"])
+def test_a_data_dependent_schema_inside_a_column_transformer_voids_the_certificate(passthrough):
+    """ColumnTransformer stacks its transformers' outputs (np.hstack): the mark, and so the voiding, survives."""
+    from sklearn.compose import ColumnTransformer
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"c": rng.choice(["a", "b"], 200), "x": rng.uniform(0, 1, 200), "z": rng.uniform(0, 1, 200)})
+    y = np.where(frame["c"] == "a", "p", "q")
+    with pytest.warns(DataDependentPreprocessingWarning):
+        schema = PublicSchemaTransformer.from_dataframe(frame[["c", "x"]], allow_data_dependent=True)
+    parts = [("schema", schema, ["c", "x"])] + ([("rest", "passthrough", ["z"])] if passthrough else [])
+    model = make_pipeline(ColumnTransformer(parts), PrivateLogisticRegression(classes=["p", "q"], data_norm=2.0,
+                                                                             random_state=0))
+    with pytest.warns(PrivacyLeakWarning, match="read from the private data"):
+        model.fit(frame, y)
+    assert model[-1].privacy_report_.epsilon == math.inf

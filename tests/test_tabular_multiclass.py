@@ -351,3 +351,12 @@ def test_adult_export_trains_five_races_without_a_schema(tmp_path, capsys) -> No
     assert sorted(payload["classes"]) == payload["classes"] and payload["n_classes"] == 5
     assert set(payload["classes"]) == set(pd.read_csv(data, dtype=str)["race"])
     assert payload["epsilon"] == "inf" and _voided(payload["certificate"])
+
+
+def test_infer_refuses_a_positive_label_absent_from_the_target(tmp_path) -> None:
+    """Without a schema everything is read from the data, so a misspelt --positive is caught, not trained as all −1."""
+    from dpconvex.datasets import TabularSchema
+
+    frame = pd.DataFrame({"x": [1.0, 2.0, 3.0], "label": ["yes", "no", "yes"]})
+    with pytest.raises(ValueError, match=r"positive_label 'nope' does not occur in target column 'label'.*\['no', 'yes'\]"):
+        TabularSchema.infer(frame, "label", "nope")

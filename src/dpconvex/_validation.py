@@ -176,13 +176,28 @@ class DataDependentFeatures(np.ndarray):
     :class:`~dpconvex.preprocessing.PublicSchemaTransformer` returns this array (a float ndarray with
     the attribute ``privacy_leak``, the reason) for a data-dependent schema, so that an estimator
     fitted on its output in a ``Pipeline`` voids its own certificate (:func:`input_leaks`).  Slices
-    and copies keep the reason; ``numpy.asarray`` drops it (validation happens after it is read).
+    and copies keep the reason, and so does stacking it beside other columns (``np.hstack``,
+    ``np.concatenate``, ``np.column_stack``: what scikit-learn's ``ColumnTransformer`` does with its
+    transformers' outputs); ``numpy.asarray`` drops it (validation happens after it is read).
     """
 
     privacy_leak: str = ""
 
     def __array_finalize__(self, source: object) -> None:
         self.privacy_leak = getattr(source, "privacy_leak", "")
+
+    def __array_function__(self, func, types, args, kwargs):
+        result = super().__array_function__(func, types, args, kwargs)
+        if func in _STACKING and isinstance(result, np.ndarray):
+            reasons = [getattr(part, "privacy_leak", "") for part in args[0]]
+            reason = "; ".join(dict.fromkeys(r for r in reasons if r))
+            if reason:
+                result = mark_data_dependent(result, reason)
+        return result
+
+
+#: The numpy functions that stack arrays side by side or on top of each other: their result keeps the mark.
+_STACKING = frozenset({np.concatenate, np.hstack, np.vstack, np.column_stack, np.stack})
 
 
 def mark_data_dependent(features: NDArray[np.float64], reason: str) -> DataDependentFeatures:

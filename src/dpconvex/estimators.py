@@ -9,7 +9,7 @@ never changes them, and stores what it learned in attributes ending in ``_``:
 The classifiers take two or more classes of any label type.  With two, ``coef_`` has shape (d,)
 and ``intercept_`` is a float; with K ≥ 3 they have shapes (K, d) and (K,), trained as one
 problem on a d×K parameter (:mod:`dpconvex.losses_multiclass`: multinomial logistic regression,
-or the K one-vs-rest SVMs at once, the budget split by exact GDP composition) under one
+or the K one-vs-rest SVMs at once as one joint problem) under one
 certificate.  The shared fit logic is in ``dpconvex._linear_model``.
 """
 
@@ -139,7 +139,8 @@ class PrivateHuberSVC(PrivateClassifier):
     ``huber_h`` (h > 0, default 0.5 as in Chen et al.).  With K ≥ 3 classes the K one-vs-rest
     SVMs are trained at once on a d×K parameter
     (:class:`~dpconvex.losses_multiclass.OneVsRestLoss`: per-example gradient bound √K·X), which
-    splits the budget among them by exact GDP composition; ``predict`` takes the highest score.
+    certifies the joint run (without subsampling, exactly the GDP composition of the K runs; see
+    :mod:`dpconvex.losses_multiclass`); ``predict`` takes the highest score.
     """
 
     _parameter_constraints = {**PrivateClassifier._parameter_constraints,

@@ -23,7 +23,7 @@ by 2e₁ ⊗ s, of norm 2√K = S_g, the sensitivity the composition bound assum
 release along e₁ ⊗ s/√K: each canary draw moves it by ±η√K/b and the noise adds N(0, (ησ/b)²) per
 step — the binary ``auto`` statistic at sensitivity 2√K with the σ calibrated to it, i.e. the sum
 of the K binary runs' statistics at sensitivity 2 each.  So the audit tests the one-vs-rest
-certificate's claim (the budget split by exact GDP composition of the K runs) where it is tight;
+certificate (the joint run's, sensitivity 2√K·L) where it is tight;
 the margins stay in the linear region as for the binary target.  The profile stops at δ = 0.3,
 as for ``auto`` (PLD at T = 30 takes minutes near ε = 0).  Measured (100 audits resampled from
 8,000 real runs per neighbour): honest profile margin −0.45 ± 0.05 at 2,000 runs; halved noise

@@ -320,6 +320,11 @@ class TabularSchema:
             distinct = sorted(set(label_texts(frame[target], target, DEFAULT_MISSING_VALUES)))
         elif positive_label is not None:
             raise ValueError(f"positive_label={positive_label!r} needs a target column")
+        if target is not None and positive_label is not None and str(positive_label) not in distinct:
+            # Everything here is read from the data anyway (no guarantee), so checking the label costs nothing.
+            shown = f"{distinct[:10]}{' ...' if len(distinct) > 10 else ''}"
+            raise ValueError(f"positive_label {positive_label!r} does not occur in target column {target!r} "
+                             f"(values {shown}); check its spelling")
         if target is not None and positive_label is None:
             if len(distinct) < 2:
                 raise ValueError(

@@ -121,8 +121,8 @@ class AutoChoice:
     def reason(self, epsilon: float, delta: float) -> str:
         table = "; ".join(c.describe() for c in self.candidates)
         clip = ("no clipping (G = L)" if self.clip_norm is None else
-                f"clip_norm={self.clip_norm:.4g} = |phi'(0)| data_norm (G = C: sensitivity 2C, the loss's derivative "
-                "capped where it exceeds its value at theta=0)")
+                f"clip_norm={self.clip_norm:.4g} = the loss's per-example gradient bound at theta=0 "
+                "(Loss.gradient_norm_at_zero; G = C: sensitivity 2C, no gradient changed at theta=0)")
         return (f"method='auto' (epsilon={epsilon:g}, delta={delta:g}) chose noisy_sgd with Poisson batches, "
                 f"batch_size={self.chosen.batch_size}, epochs={self.epochs} (T={self.chosen.steps} steps), "
                 f"step_size={self.step_size:.4g}, {clip}, output='tail_average', l2_regularization="
