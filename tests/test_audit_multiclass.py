@@ -74,14 +74,17 @@ def test_the_multiclass_targets_audit_subsampled_tail_averaging_by_composition_i
     n, d = pair.X.shape
     certificate = target.run(pair.X, pair.y, 0, target.sigma(), target.delta).certificate
     assumptions = certificate.assumptions
-    assert choice.chosen.batch_size < n and choice.clip_norm is None  # amplified branch; nothing clipped
+    assert choice.chosen.batch_size < n  # the amplified branch
+    lipschitz, at_zero = loss.constants(1.0, 0.0, Unconstrained()).lipschitz, loss.gradient_norm_at_zero(1.0)
+    clip = at_zero if at_zero < lipschitz else None  # softmax: X·√((K−1)/K) < √2·X; OvR huber: √K·X = L, none
+    assert choice.clip_norm == (None if clip is None else pytest.approx(clip))
     assert certificate.bound == "composition" and certificate.conversion.startswith("dp-accounting PLD")
     assert assumptions["batching"] == "poisson" and assumptions["released"] == RELEASED["tail_average"]
     assert (assumptions["batch_size"], assumptions["epochs"], assumptions["step_size"],
             assumptions["l2_regularization"]) == (choice.chosen.batch_size, choice.epochs, choice.step_size,
                                                   choice.l2_regularization)
     assert assumptions["dimension"] == d * N_CLASSES == pair.direction.size
-    declared = loss.constants(1.0, 0.0, Unconstrained()).gradient_sensitivity
+    declared = 2.0 * (lipschitz if clip is None else clip)
     assert assumptions["gradient_sensitivity"] == pytest.approx(declared)
     assert certificate.epsilon <= NOISY_GD_SETTING["epsilon"]
 

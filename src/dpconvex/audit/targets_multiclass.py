@@ -30,8 +30,13 @@ as for ``auto`` (PLD at T = 30 takes minutes near ε = 0).  Measured (100 audits
 +0.60 ± 0.12 at 2,000 runs, +0.37 ± 0.14 at 1,000.
 
 ``auto-multinomial``: ``MultinomialLogisticLoss(3)``, n = 50 (:data:`MULTINOMIAL_SETTING`).
-``auto`` picks b = 9, T = 18 (E = 3, q = 0.18), η ≈ 3.72, λ ≈ 2.5e-4, no clipping (for K ≥ 3 the
-clipped softmax field is not a gradient) and calibrates σ ≈ 2.23.
+``auto`` picks b = 7, T = 24 (E = 3, q = 0.14), η ≈ 3.90, λ ≈ 3.8e-4, the clip norm
+C = X·√((K − 1)/K) ≈ 0.816 (the softmax gradient's norm at W = 0; sensitivity 2C) and calibrates
+σ ≈ 1.16.  (The numbers below were measured before ``auto`` clipped the softmax gradient, at
+b = 9, T = 18, σ ≈ 2.23 and S_g = 2√2·X; with the clip both canaries' gradients are clipped to C
+along x ⊗ (e_2 − e_1)/√2 once they are predicted as class 2, so their difference tends to
+C·‖x − x'‖ = √3·C, the same 0.87·S_g, and the honest and halved-noise tests still pass and fail
+as required: ``tests/test_audit_multiclass.py``.)
 
 *Why not the one-vs-rest canary.*  For ±x of the same class y the gradients x ⊗ (p − e_y) differ
 by x ⊗ (p + p' − 2e_y), of norm 2√((K − 1)/K)·X = 0.577·S_g at W = 0 (S_g = 2√2·X), and at most
