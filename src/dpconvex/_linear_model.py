@@ -60,7 +60,7 @@ COMMON_CONSTRAINTS = {
 #: The classifiers' ``classes``: None (read from y) or a sequence of at least two distinct labels.
 CLASSES_RULES = [Options((None,)), Instance((list, tuple, np.ndarray))]
 
-#: Which optimiser hyperparameters each method reads (its registry entry's ``options``); setting another one is an error.
+#: Which optimiser hyperparameters each method reads (its registry entry's ``options``); setting another is an error.
 METHOD_OPTIONS = {name: spec.options for name, spec in REGISTRY.items()}
 
 #: Methods that choose their own domain (``bounded_domain`` in the registry): an unconstrained model gets the

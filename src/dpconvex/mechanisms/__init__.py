@@ -1,7 +1,7 @@
 """Private trainers: each returns parameters plus the certificate of the accountant it used.
 
-Every method is listed once, in :data:`dpconvex.mechanisms.registry.REGISTRY`; the tables below are
-views of it.
+Every method is listed once, in ``dpconvex.mechanisms.registry.REGISTRY`` (one ``MechanismSpec``
+each); the tables below are views of it.
 """
 
 from .auto import auto
@@ -23,7 +23,7 @@ METHODS = {name: spec.function for name, spec in REGISTRY.items()}
 MECHANISMS = {name: trainer for name, trainer in METHODS.items() if name != "auto"}
 
 #: One-line advice for the methods that are faithful reproductions of a paper rather than accurate
-#: trainers (the ``advice`` of their :class:`~dpconvex.mechanisms.registry.MechanismSpec`);
+#: trainers (the ``advice`` of their ``MechanismSpec`` in the registry);
 #: ``dpconvex train --method M`` prints ``METHOD_ADVICE[M]`` on stderr, and the method table of
 #: docs/mechanisms.md repeats it.
 METHOD_ADVICE: dict[str, str] = {name: spec.advice for name, spec in REGISTRY.items() if spec.advice is not None}

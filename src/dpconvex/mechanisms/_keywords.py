@@ -19,7 +19,10 @@ __all__ = ["split_keywords", "train_with_keywords", "plan_for_shape"]
 
 
 def split_keywords(arguments: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split a public trainer's arguments into the problem's keywords (:data:`~dpconvex.problem.PROBLEM_KEYWORDS`) and the rest."""
+    """Split a public trainer's arguments into the problem's keywords and the rest (the mechanism's options).
+
+    The problem's keywords are :data:`~dpconvex.problem.PROBLEM_KEYWORDS`.
+    """
     declaration = {name: value for name, value in arguments.items() if name in PROBLEM_KEYWORDS}
     return declaration, {name: value for name, value in arguments.items() if name not in PROBLEM_KEYWORDS}
 

@@ -216,7 +216,7 @@ def select_configuration(n: int, dimension: int, **keywords) -> AutoChoice:
 
 
 def _require_epsilon(epsilon: float | None, sigma: float | None) -> None:
-    """``ValueError`` unless a target ε is given and no σ: the choice depends on ε, and auto calibrates its own noise."""
+    """``ValueError`` unless a target ε is given and no σ: the choice depends on ε; auto calibrates its own noise."""
     if epsilon is None:
         raise ValueError("method='auto' needs a target epsilon (its choice depends on it; sigma is not enough).")
     if sigma is not None:
@@ -263,18 +263,8 @@ def plan(problem: Problem) -> AutoPlan:
 def train(problem: Problem, plan: AutoPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
     """Train the chosen plan at the chosen λ; the certificate's notes say what was chosen and why.
 
-    Parameters
-    ----------
-    problem : Problem
-        The problem :func:`plan` chose for.
-    plan : AutoPlan
-        The choice.
-    random_state : None, int or Generator
-        As in :func:`auto`.
-
-    Returns
-    -------
-    TrainingResult
+    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`auto`; returns the
+    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
     """
     result = plan.train(dataclasses.replace(problem, l2_regularization=plan.l2_regularization), plan.plan,
                         random_state)

@@ -187,18 +187,8 @@ def plan_noisy_gd(n: int, dimension: int, **keywords) -> accountant.NoisyGDEvent
 def train(problem: Problem, plan: NoisyGDPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
     """Run the planned noisy GD on the problem's data and certify the last iterate.
 
-    Parameters
-    ----------
-    problem : Problem
-        The problem :func:`plan` resolved.
-    plan : NoisyGDPlan
-        The resolved run.
-    random_state : None, int or Generator
-        As in :func:`noisy_gd`.
-
-    Returns
-    -------
-    TrainingResult
+    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`noisy_gd`; returns the
+    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
     """
     event, bound, constraint, loss = plan.event, plan.bound, problem.constraint, problem.loss
     dimension, l2, delta = problem.dimension, problem.l2, problem.target.delta

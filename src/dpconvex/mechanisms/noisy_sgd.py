@@ -331,21 +331,12 @@ def _poisson_batches_from_gaps(gaps: NDArray, n: int, steps: int) -> list[NDArra
     return np.split(positions % n, np.searchsorted(positions, n * np.arange(1, steps)))
 
 
-def train(problem: Problem, plan: NoisySGDPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
+def train(problem: Problem, plan: NoisySGDPlan,
+          random_state: None | int | np.random.Generator = None) -> TrainingResult:
     """Run the planned noisy SGD on the problem's data and certify the release.
 
-    Parameters
-    ----------
-    problem : Problem
-        The problem :func:`plan` resolved.
-    plan : NoisySGDPlan
-        The resolved run.
-    random_state : None, int or Generator
-        As in :func:`noisy_sgd`.
-
-    Returns
-    -------
-    TrainingResult
+    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`noisy_sgd`; returns the
+    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
     """
     event, delta = plan.event, problem.target.delta
     privacy = accountant.account(event, delta, bound=plan.bound)

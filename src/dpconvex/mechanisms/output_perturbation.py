@@ -148,18 +148,8 @@ def train(problem: Problem, plan: OutputPerturbationPlan,
           random_state: None | int | np.random.Generator = None) -> TrainingResult:
     """Run the planned schedule on the problem's data, release w_T + N(0, σ² I) and certify it.
 
-    Parameters
-    ----------
-    problem : Problem
-        The problem :func:`plan` resolved.
-    plan : OutputPerturbationPlan
-        The resolved run.
-    random_state : None, int or Generator
-        As in :func:`output_perturbation_sgd`.
-
-    Returns
-    -------
-    TrainingResult
+    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`output_perturbation_sgd`; returns the
+    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
     """
     event, variant, constraint = plan.event, plan.variant, problem.constraint
     schedule = event.schedule

@@ -117,7 +117,7 @@ class PNSGDPlan:
 
 def plan(problem: Problem, *, noise: str = "gaussian", random_stop: bool = False,
          step_size: float | str = "auto") -> PNSGDPlan:
-    """Resolve the set K and the step of :func:`pnsgd` and calibrate the noise for the worst record, from public quantities.
+    """Resolve K and the step of :func:`pnsgd`, and calibrate the noise for the worst record, from public quantities.
 
     Parameters
     ----------
@@ -174,19 +174,9 @@ def plan(problem: Problem, *, noise: str = "gaussian", random_stop: bool = False
 def train(problem: Problem, plan: PNSGDPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
     """Run the planned pass over the problem's rows in order and certify the released iterate per record.
 
-    Parameters
-    ----------
-    problem : Problem
-        The problem :func:`plan` resolved.
-    plan : PNSGDPlan
-        The resolved run.
-    random_state : None, int or Generator
-        As in :func:`pnsgd`.
-
-    Returns
-    -------
-    TrainingResult
-        ``coef`` and a certificate whose ``record_profile[t − 1]`` is δ_t at the certified ε.
+    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`pnsgd`; returns the
+    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult` (its certificate's ``record_profile[t − 1]``
+    is δ_t at the certified ε).
     """
     event, noise, constraint = plan.event, plan.noise, plan.constraint
     n, dimension, l2, loss = problem.n, problem.dimension, problem.l2, problem.loss

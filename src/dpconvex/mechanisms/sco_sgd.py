@@ -139,18 +139,8 @@ def plan(problem: Problem, *, step_size: float | str = "auto",
 def train(problem: Problem, plan: SCOPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
     """Run Algorithm 1 as planned on the problem's data and certify the averaged output.
 
-    Parameters
-    ----------
-    problem : Problem
-        The problem :func:`plan` resolved.
-    plan : SCOPlan
-        The resolved run.
-    random_state : None, int or Generator
-        As in :func:`sco_noisy_sgd`.
-
-    Returns
-    -------
-    TrainingResult
+    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`sco_noisy_sgd`; returns the
+    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
     """
     event, constraint, potential, step_size = plan.event, plan.constraint, plan.potential, plan.step_size
     n, dimension, l2, loss, delta = problem.n, problem.dimension, problem.l2, problem.loss, problem.target.delta
