@@ -50,7 +50,11 @@ MUTATIONS = {
 
 
 def test_every_registered_target_has_a_mutation_test():
-    assert set(MUTATIONS) == set(AUDITS)
+    """Here, or in tests/test_audit_multiclass.py for the K-class targets (their own run counts and statistics)."""
+    from test_audit_multiclass import MUTATIONS as MULTICLASS_MUTATIONS
+
+    assert not set(MUTATIONS) & set(MULTICLASS_MUTATIONS)
+    assert set(MUTATIONS) | set(MULTICLASS_MUTATIONS) == set(AUDITS)
 
 
 @pytest.mark.parametrize("name", sorted(MUTATIONS))

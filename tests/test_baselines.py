@@ -2,7 +2,9 @@
 
 Oracles are independent of the code under test: hand-written gradients and SciPy for the
 non-private optimum, the paper's formula evaluated by hand for objective perturbation plus a
-Monte Carlo recovery of its noise vector, dp-accounting called directly for DP-SGD.
+Monte Carlo recovery of its noise vector, dp-accounting called directly for DP-SGD, and for the
+K-class losses the softmax objective written out here against scikit-learn's multinomial fit and K
+separate binary fits against the one-vs-rest one.
 """
 
 from __future__ import annotations
@@ -10,15 +12,20 @@ from __future__ import annotations
 import math
 import sys
 import types
+import warnings
 
 import dp_accounting
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from scipy.special import logsumexp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
 
 from dpconvex.experiments import baselines as B
 from dpconvex.experiments.baselines import BASELINES, BaselineUnavailable
 from dpconvex.losses import AbsoluteErrorLoss, HingeLoss, HuberizedHingeLoss, LogisticLoss
+from dpconvex.losses_multiclass import MultinomialLogisticLoss, OneVsRestLoss
 
 PRIVATE = ["objpert", "sgd_ma", "sgd_ma_replace_one", "diffprivlib"]
 
@@ -265,3 +272,86 @@ def test_bad_labels_raise():
     X, _ = _data(20, 2, seed=0)
     with pytest.raises(ValueError, match="labels"):
         B.objpert(X, np.arange(20.0), loss=LogisticLoss(), epsilon=1.0, delta=1e-5, l2_regularization=1e-3)
+    with pytest.raises(ValueError, match=r"class indices in 0\.\.2"):  # ±1 labels for a 3-class loss
+        B.nonprivate(X, np.where(np.arange(20) % 2, 1.0, -1.0), loss=MultinomialLogisticLoss(3), epsilon=1.0,
+                     delta=1e-5, l2_regularization=1e-3)
+
+
+# K-class losses (labels 0..K−1, coef = vec(W) of length d·K, W of shape (d, K) row-major)
+
+
+def _classes(n: int, d: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Unit rows; labels the argmax of a random linear score plus noise, so no class is separable."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.argmax(X @ rng.normal(size=(d, k)) * 3 + rng.normal(size=(n, k)), axis=1).astype(float)
+    return X, y
+
+
+def _multinomial_objective(W: np.ndarray, X: np.ndarray, y: np.ndarray, lam: float) -> float:
+    """Mean softmax cross-entropy + (λ/2)‖W‖²_F, written here from the definition (not the library's loss)."""
+    scores = X @ W
+    cross_entropy = logsumexp(scores, axis=1) - scores[np.arange(len(y)), y.astype(int)]
+    return float(np.mean(cross_entropy) + 0.5 * lam * np.sum(W * W))
+
+
+@pytest.mark.parametrize("lam", [1e-2, 1e-3])
+def test_nonprivate_multinomial_matches_sklearn_objective(lam):
+    """scikit-learn's multinomial LogisticRegression(C=1/(nλ), no intercept) minimises C·Σ CE + ½‖W‖²_F,
+    i.e. n·C times our objective: both solvers must reach the same λ-strongly convex minimum."""
+    n, d, k = 500, 6, 4
+    X, y = _classes(n, d, k, seed=5)
+    fit = B.nonprivate(X, y, loss=MultinomialLogisticLoss(k), epsilon=1.0, delta=1e-5, l2_regularization=lam)
+    assert fit.coef.shape == (d * k,)
+    model = LogisticRegression(C=1.0 / (n * lam), fit_intercept=False, tol=1e-12, max_iter=100_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # float resolution stops it before tol 1e-12
+        model.fit(X, y)
+    sklearn_W = model.coef_.T  # coef_ is (K, d), one row per class in the order 0..K−1
+    ours = _multinomial_objective(fit.coef.reshape(d, k), X, y, lam)
+    reference = _multinomial_objective(sklearn_W, X, y, lam)
+    # Both stop at gradient norms ~1e-8 or below: suboptimality ≤ ‖∇f‖²/(2λ) ≤ 1e-11 at λ = 1e-3.
+    assert ours == pytest.approx(reference, abs=1e-9)
+    # λ-strong convexity: ‖W − W*‖ ≤ ‖∇f(W)‖/λ for each, so the minimisers agree too.
+    np.testing.assert_allclose(fit.coef.reshape(d, k), sklearn_W, atol=1e-5)
+    np.testing.assert_array_equal(fit.predict(X), model.predict(X))
+
+
+def test_nonprivate_one_vs_rest_is_k_binary_fits():
+    """mean Σ_k φ(s_k w_kᵀx) + (λ/2)‖W‖² separates over the columns: column k is the binary fit of
+    class k against the rest."""
+    n, d, k, lam = 400, 5, 3, 1e-2
+    X, y = _classes(n, d, k, seed=6)
+    huber = HuberizedHingeLoss(0.5)
+    fit = B.nonprivate(X, y, loss=OneVsRestLoss(huber, k), epsilon=1.0, delta=1e-5, l2_regularization=lam)
+    assert fit.coef.shape == (d * k,)
+    for label in range(k):
+        binary = B.nonprivate(X, np.where(y == label, 1.0, -1.0), loss=huber, epsilon=1.0, delta=1e-5,
+                              l2_regularization=lam)
+        # both at gradient norm ≤ ~1e-10: ‖w − w*‖ ≤ ‖∇f‖/λ
+        np.testing.assert_allclose(fit.coef.reshape(d, k)[:, label], binary.coef, atol=1e-6)
+
+
+def test_predict_of_class_matrix_weights_is_the_argmax_column():
+    # rows e_0, e_1, e_2 and W with W[j, perm[j]] = 1: row j scores highest in column perm[j]
+    perm = np.array([2, 0, 1])
+    W = np.zeros((3, 3))
+    W[np.arange(3), perm] = 1.0
+    fit = B.BaselineFit(coef=W.ravel(), bound="none", note="")  # row-major vec(W), the losses' layout
+    np.testing.assert_array_equal(fit.predict(np.eye(3)), perm)
+    with pytest.raises(ValueError, match="X has 4 features but coef has 9 entries"):
+        fit.predict(np.eye(4))
+
+
+@pytest.mark.parametrize("loss", [MultinomialLogisticLoss(3), OneVsRestLoss(HuberizedHingeLoss(0.5), 3)])
+def test_binary_only_baselines_refuse_k_class_losses(loss, monkeypatch):
+    monkeypatch.setitem(sys.modules, "diffprivlib", None)  # the refusal must not depend on the package
+    X, y = _classes(30, 3, 3, seed=0)
+    kwargs = {"loss": loss, "epsilon": 1.0, "delta": 1e-5, "l2_regularization": 1e-3}
+    with pytest.raises(ValueError, match="smooth margin loss"):
+        B.objpert(X, y, **kwargs)
+    with pytest.raises(ValueError, match="binary classification loss"):
+        B.majority(X, y, **kwargs)
+    with pytest.raises(BaselineUnavailable, match="binary logistic regression"):
+        B.diffprivlib_logistic(X, y, **kwargs)

@@ -54,7 +54,9 @@ row_norms = _row_norms  # public name; gradient_sum's parameter shadows it
 
 def clip_scale(norms: NDArray, clip_norm: float) -> NDArray[np.float64]:
     """min(1, C/‖gᵢ‖): the factors that scale per-example gradients of norms ``norms`` to norm ≤ C."""
-    return np.minimum(1.0, clip_norm / np.maximum(norms, np.finfo(float).tiny))
+    # C/‖g‖ where ‖g‖ > 0; a zero gradient needs no scaling (1), and C/tiny would overflow with a warning.
+    ratio = np.divide(clip_norm, norms, out=np.full(np.shape(norms), np.inf), where=norms > 0)
+    return np.minimum(1.0, ratio)
 
 
 @dataclass(frozen=True)

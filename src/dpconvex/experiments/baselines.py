@@ -10,13 +10,18 @@ signature ``(X, y, *, loss, epsilon, delta, l2_regularization, data_norm=1.0, ra
 (:func:`sgd_ma` adds optimiser options) and :data:`BASELINES` maps names to them:
 
 X : array-like of shape (n, d) — rows with ‖x‖₂ ≤ ``data_norm`` (the private baselines clip or
-    rely on clipping); y : array-like of shape (n,) — labels ±1 for the classification losses;
+    rely on clipping); y : array-like of shape (n,) — labels ±1 for the binary classification
+    losses, class indices 0..K−1 for the K-class losses of :mod:`dpconvex.losses_multiclass`
+    (``loss.check_labels`` says which; :func:`nonprivate`, :func:`sgd_ma` and
+    :func:`sgd_ma_replace_one` accept them, the others are binary);
 loss : :class:`dpconvex.losses.Loss`; epsilon, delta : the (ε, δ) target (ignored by the two
 non-private baselines, validated by the others: ``ValueError`` naming the parameter);
 l2_regularization : λ ≥ 0; data_norm : the row-norm bound X of the privacy analyses;
 random_state : int, ``numpy.random.Generator`` or None (OS entropy) for the privacy noise.
 
-Predictions are ``sign(X @ coef + intercept)`` (:meth:`BaselineFit.predict`).
+``coef`` has ``loss.parameter_dimension(d)`` entries: d, or d·K (W = ``coef.reshape(d, K)``,
+row-major, as the K-class losses lay it out).  Predictions are ``sign(X @ coef + intercept)``
+for d entries and the argmax class of X W for d·K (:meth:`BaselineFit.predict`).
 """
 
 from __future__ import annotations
@@ -62,8 +67,9 @@ class BaselineFit:
 
     Attributes
     ----------
-    coef : ndarray of shape (d,)
-        Weights; predictions are ``sign(X @ coef + intercept)`` (0 counts as +1).
+    coef : ndarray of shape (d,) or (d·K,)
+        Weights: one vector (binary losses) or W = ``coef.reshape(d, K)`` flattened row-major
+        (K-class losses, :mod:`dpconvex.losses_multiclass`).
     bound, note : str
         The privacy accounting that covers the release (``"none ..."`` if not private); details.
     intercept : float
@@ -79,8 +85,21 @@ class BaselineFit:
     params: dict[str, float] = field(default_factory=dict)
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Labels ±1 = sign(X·coef + intercept), with 0 mapped to +1."""
-        return np.where(np.asarray(X, dtype=float) @ self.coef + self.intercept >= 0, 1.0, -1.0)
+        """Labels ±1 = sign(X·coef + intercept) (0 maps to +1), or class indices argmax_k (X W)_k for d·K weights.
+
+        Raises
+        ------
+        ValueError
+            If ``coef`` has neither d = ``X.shape[1]`` entries nor a multiple d·K of them (K ≥ 2).
+        """
+        X = np.asarray(X, dtype=float)
+        d = X.shape[1]
+        if self.coef.size == d:
+            return np.where(X @ self.coef + self.intercept >= 0, 1.0, -1.0)
+        if self.coef.size % d or self.coef.size < 2 * d:
+            raise ValueError(f"X has {d} features but coef has {self.coef.size} entries; expected {d} or "
+                             f"{d}·K for K >= 2 classes.")
+        return np.argmax(X @ self.coef.reshape(d, -1), axis=1).astype(float)
 
 
 # shared checks and the deterministic solver
@@ -96,14 +115,13 @@ def _check_common(X: ArrayLike, y: ArrayLike, loss: Loss, l2_regularization: flo
         raise ValueError(f"l2_regularization must be finite and >= 0; got {l2_regularization!r}.")
     if not (isinstance(data_norm, numbers.Real) and np.isfinite(data_norm) and data_norm > 0):
         raise ValueError(f"data_norm must be finite and > 0; got {data_norm!r}.")
-    if loss.classification and not np.all(np.isin(y, (-1.0, 1.0))):
-        raise ValueError(f"the {loss.name} loss needs labels y in {{-1, +1}}.")
+    loss.check_labels(y)
     return X, y
 
 
-def _minimize(fun_grad: Callable[[NDArray], tuple[float, NDArray]], d: int) -> NDArray[np.float64]:
-    """L-BFGS-B from 0 to high precision (gtol 1e-10; stops earlier only at float resolution)."""
-    result = minimize(fun_grad, np.zeros(d), jac=True, method="L-BFGS-B", options={
+def _minimize(fun_grad: Callable[[NDArray], tuple[float, NDArray]], dimension: int) -> NDArray[np.float64]:
+    """L-BFGS-B from 0 in R^dimension to high precision (gtol 1e-10; stops earlier only at float resolution)."""
+    result = minimize(fun_grad, np.zeros(dimension), jac=True, method="L-BFGS-B", options={
         "maxiter": 20_000, "maxcor": 20, "gtol": 1e-10, "ftol": 4 * np.finfo(float).eps, "maxls": 50})
     return np.asarray(result.x, dtype=float)
 
@@ -111,7 +129,7 @@ def _minimize(fun_grad: Callable[[NDArray], tuple[float, NDArray]], d: int) -> N
 def _erm_fun_grad(loss: Loss, X: NDArray, y: NDArray, quad: float,
                   linear: NDArray | None = None) -> Callable[[NDArray], tuple[float, NDArray]]:
     """w ↦ (mean loss + (quad/2)‖w‖² + linearᵀw, gradient), one pass over X per call."""
-    lin = np.zeros(X.shape[1]) if linear is None else linear
+    lin = np.zeros(loss.parameter_dimension(X.shape[1])) if linear is None else linear
 
     def fun_grad(w: NDArray) -> tuple[float, NDArray]:
         value = float(np.mean(loss.values(w, X, y))) + 0.5 * quad * float(w @ w) + float(lin @ w)
@@ -134,13 +152,18 @@ def nonprivate(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: float, delta:
     fit_intercept=False, solver="lbfgs")``: scikit-learn minimises C·Σᵢ ℓᵢ + ½‖w‖² (its
     ``_logistic.py`` scales the penalty by 1/(C·n)), and dividing by C·n gives
     mean ℓ + (1/(2Cn))‖w‖² = f(w) exactly when C = 1/(nλ).  Other losses (or λ = 0, or a single
-    class) use SciPy's L-BFGS-B on f with the loss's own mean gradient.  ``epsilon``, ``delta``,
-    ``data_norm`` and ``random_state`` are ignored.
+    class) use SciPy's L-BFGS-B on f with the loss's own mean gradient, in
+    ``loss.parameter_dimension(d)`` coordinates: for the K-class losses of
+    :mod:`dpconvex.losses_multiclass` (labels 0..K−1) f is mean ℓ + (λ/2)‖W‖²_F over W ∈ R^{d×K},
+    which for :class:`~dpconvex.losses_multiclass.MultinomialLogisticLoss` is the objective of
+    scikit-learn's multinomial ``LogisticRegression(C=1/(nλ), fit_intercept=False)`` (the same
+    K columns, none fixed to 0).  ``epsilon``, ``delta``, ``data_norm`` and ``random_state`` are
+    ignored.
 
     Returns
     -------
     BaselineFit
-        ``bound = "none (not private)"``.
+        ``coef`` of length ``loss.parameter_dimension(d)``; ``bound = "none (not private)"``.
     """
     X, y = _check_common(X, y, loss, l2_regularization, data_norm)
     n, d = X.shape
@@ -156,7 +179,7 @@ def nonprivate(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: float, delta:
         coef = np.asarray(model.coef_, dtype=float).ravel()
         how = "scikit-learn LogisticRegression(C=1/(n·λ), fit_intercept=False, solver='lbfgs')"
     else:
-        coef = _minimize(_erm_fun_grad(loss, X, y, l2_regularization), d)
+        coef = _minimize(_erm_fun_grad(loss, X, y, l2_regularization), loss.parameter_dimension(d))
         how = "scipy L-BFGS-B on mean loss + (λ/2)‖w‖²"
     return BaselineFit(coef=coef, bound="none (not private)", note=f"{how}; not private.")
 
@@ -171,7 +194,7 @@ def majority(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: float, delta: f
     """
     X, y = _check_common(X, y, loss, l2_regularization, data_norm)
     if not loss.classification:
-        raise ValueError("majority needs a classification loss (labels in {-1, +1}).")
+        raise ValueError(f"majority needs a binary classification loss (labels in {{-1, +1}}); got {loss.name!r}.")
     label = 1.0 if np.count_nonzero(y > 0) >= np.count_nonzero(y < 0) else -1.0
     return BaselineFit(coef=np.zeros(X.shape[1]), bound="none (not private)", intercept=label,
                        note=f"constant prediction {label:+.0f} (the training majority, counted "
@@ -274,10 +297,15 @@ def diffprivlib_logistic(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: flo
     ------
     BaselineUnavailable
         If diffprivlib cannot be imported, its fit fails (known with scikit-learn ≥ 1.9), the loss
-        is not logistic or λ = 0; the message carries the original error.
+        is not the binary logistic loss (a K-class loss included: diffprivlib's own multi-class
+        model is one-vs-rest logistic, which this wrapper does not run) or λ = 0; the message
+        carries the original error.
     """
     check_privacy_budget(epsilon, delta)
     X, y = _check_common(X, y, loss, l2_regularization, data_norm)
+    if loss.parameter_dimension(X.shape[1]) != X.shape[1]:
+        raise BaselineUnavailable(f"this wrapper fits diffprivlib's binary logistic regression (labels ±1, one "
+                                  f"weight vector); got the {loss.name!r} loss on class indices.")
     if not isinstance(loss, LogisticLoss):
         raise BaselineUnavailable(f"diffprivlib implements only the logistic loss; got {loss.name!r}.")
     if l2_regularization <= 0:

@@ -9,15 +9,14 @@ the same folds, stratified 5-fold cross-validation repeated ``repeats`` times
 
 * :data:`.bench.DEFAULT` — the estimator with only ε, δ, the declared ``classes=`` and a seed
   (``method="auto"``, ``l2_regularization="auto"``);
-* the private peers of the Adult benchmark, :data:`PEERS` (λ = 1e-3, their defaults), on binary
-  data only: as implemented in :mod:`.baselines` each fits one weight vector on ±1 labels, so on
-  K > 2 classes they are recorded as not run, with the reason;
-* non-private references: the exact minimiser of the same objective at λ = 1e-3 without
-  intercept (``nonprivate``: scikit-learn's ``LogisticRegression(C=1/(n·λ), fit_intercept=False)``,
-  multinomial for K > 2, as in :func:`.baselines.nonprivate`; for ``svm``,
-  :func:`.baselines.nonprivate` on the huberised hinge, one-vs-rest for K > 2), scikit-learn with
-  its defaults (``LogisticRegression()`` / ``LinearSVC()``: C = 1, with intercept) and the majority
-  class of the training fold.
+* the private peers of the Adult benchmark, :data:`PEERS` (λ = 1e-3, their defaults), on the
+  loss of the task's estimator (:func:`task_loss`: for K > 2 the multinomial or one-vs-rest
+  huberised-hinge loss on a d·K parameter, labels 0..K−1), except :data:`BINARY_ONLY_PEERS` on
+  K > 2 classes, recorded as not run, with the reason;
+* non-private references: :func:`.baselines.nonprivate`, the exact minimiser of the same
+  objective (the same loss) at λ = 1e-3 without intercept, scikit-learn with its defaults
+  (``LogisticRegression()`` / ``LinearSVC()``: C = 1, with intercept) and the majority class of
+  the training fold.
 
 Records go to ``bench_datasets.csv`` (a run replaces the rows of its data sets and keeps the
 others'), and :func:`datasets_section` renders them into ``BENCHMARKS.md``: each cell is the mean
@@ -32,26 +31,25 @@ import numbers
 import os
 import pathlib
 import time
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn.dummy import DummyClassifier
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 from tqdm.auto import tqdm
 
 from ..datasets.bundled import BUNDLED, BundledDataset, load_bundled
+from ..losses import Loss
 from . import bench_report
-from .baselines import BASELINES
-from .bench import DEFAULT, L2, PRIVATE_BASELINES, _baseline, _fit_seed, cv_folds
+from .baselines import BASELINES, BaselineUnavailable
+from .bench import DEFAULT, L2, PRIVATE_BASELINES, _fit_seed, cv_folds
 from .bench_scaling import TASKS
 
-__all__ = ["CSV", "DATASETS", "EPSILONS", "PEERS", "QUICK", "REPEATS", "TITLE", "datasets_section", "run_datasets",
-           "run_dataset_task", "with_datasets_section"]
+__all__ = ["BINARY_ONLY_PEERS", "CSV", "DATASETS", "EPSILONS", "PEERS", "QUICK", "REPEATS", "TITLE",
+           "datasets_section", "run_datasets", "run_dataset_task", "task_loss", "with_datasets_section"]
 
 DATASETS = tuple(BUNDLED)
 EPSILONS = (0.1, 0.5, 1.0, 2.0)
@@ -72,14 +70,44 @@ _ROW_ORDER = {method: k for k, method in enumerate((DEFAULT, *(f"baseline: {p}" 
                                                     SKLEARN_DEFAULTS, MAJORITY))}
 #: The ``bound`` of a peer not run on a multi-class task.
 BINARY_ONLY = "binary only"
+#: Peers that are binary by method, not run on K > 2 classes: objective perturbation's guarantee
+#: (Kifer, Smith, Thakurta 2012, :func:`.baselines.objpert`) needs a loss Hessian of rank one, and
+#: the multinomial and one-vs-rest Hessians have rank up to K − 1 and K.
+BINARY_ONLY_PEERS = ("objpert",)
 
 
-def _label_predictions(margins: np.ndarray, classes: Sequence[int]) -> np.ndarray:
-    """Labels from linear margins: shape (n,) → sign (positive = ``classes[1]``); (n, K) → argmax."""
+def task_loss(task: str, n_classes: int) -> Loss:
+    """The loss the task's estimator fits on ``n_classes`` classes, for the baselines.
+
+    Parameters
+    ----------
+    task : {"logistic", "svm"}
+    n_classes : int
+        K ≥ 2.
+
+    Returns
+    -------
+    Loss
+        The binary loss of :data:`.bench_scaling.TASKS` (labels ±1) for K = 2; for K > 2 the
+        estimator's own K-class loss (labels 0..K−1): multinomial logistic for ``logistic``,
+        one-vs-rest huberised hinge for ``svm``.
+    """
+    estimator, binary = TASKS[task]
+    return binary if n_classes == 2 else estimator()._multiclass_loss(n_classes)
+
+
+def _baseline_labels(y: np.ndarray, classes: Sequence[int]) -> np.ndarray:
+    """The labels :func:`task_loss` takes: ±1 (``classes[1]`` is +1) for two classes, indices 0..K−1 beyond."""
     classes = np.asarray(classes)
-    if margins.ndim == 1:
-        return classes[(margins > 0).astype(int)]
-    return classes[np.argmax(margins, axis=1)]
+    if classes.size == 2:
+        return np.where(y == classes[1], 1.0, -1.0)
+    return np.argmax(y[:, None] == classes[None, :], axis=1).astype(float)
+
+
+def _class_labels(predicted: np.ndarray, classes: Sequence[int]) -> np.ndarray:
+    """Back from :meth:`.baselines.BaselineFit.predict` (±1, or indices 0..K−1) to the declared classes."""
+    classes = np.asarray(classes)
+    return classes[(predicted > 0).astype(int)] if classes.size == 2 else classes[predicted.astype(int)]
 
 
 def _fit_ours(task: str, spec: BundledDataset, epsilon: float, delta: float, seed: int, X_train, y_train,
@@ -95,57 +123,44 @@ def _fit_ours(task: str, spec: BundledDataset, epsilon: float, delta: float, see
             "l2": float(np.max(estimator.l2_regularization_))}
 
 
-def _fit_peer(name: str, task: str, spec: BundledDataset, epsilon: float, delta: float, seed: int, X_train,
-              y_train, X_test) -> dict[str, Any]:
-    """A private baseline of :data:`PEERS` at λ = 1e-3 (binary tasks; ``y == classes[1]`` is +1)."""
-    result = _baseline(name, epsilon, delta, L2, seed, X_train, (y_train == spec.classes[1]).astype(int),
-                       TASKS[task][1])
-    coef, intercept = result.pop("coef"), result.pop("intercept")
-    predictions = None if coef is None else _label_predictions(X_test @ coef + intercept, spec.classes)
-    return {**result, "predictions": predictions, "mechanism": ""}
-
-
-def _one_vs_rest_margins(task: str, spec: BundledDataset, X_train, y_train, X_test) -> np.ndarray:
-    """Margins of :func:`.baselines.nonprivate` on the huberised hinge: one fit for K = 2, one per class beyond."""
-    positives = spec.classes[1:] if len(spec.classes) == 2 else spec.classes
-    margins = []
-    for label in positives:
-        fit = BASELINES["nonprivate"](X_train, np.where(y_train == label, 1.0, -1.0), loss=TASKS[task][1],
-                                      epsilon=1.0, delta=1e-8, l2_regularization=L2)
-        margins.append(X_test @ fit.coef)
-    return margins[0] if len(spec.classes) == 2 else np.column_stack(margins)
-
-
-def _fit_reference(method: str, task: str, spec: BundledDataset, X_train, y_train, X_test) -> dict[str, Any]:
-    """A non-private reference (:data:`NONPRIVATE`, :data:`SKLEARN_DEFAULTS` or :data:`MAJORITY`)."""
+def _fit_baseline(name: str, task: str, spec: BundledDataset, epsilon: float, delta: float, seed: int, X_train,
+                  y_train, X_test) -> dict[str, Any]:
+    """A baseline of :mod:`.baselines` (a peer, or ``nonprivate`` at ε = ∞) at λ = 1e-3 on :func:`task_loss`."""
+    loss = task_loss(task, len(spec.classes))
+    private = name in PRIVATE_BASELINES
     tic = time.perf_counter()
-    if method == NONPRIVATE and task == "svm":
-        predictions = _label_predictions(_one_vs_rest_margins(task, spec, X_train, y_train, X_test), spec.classes)
-        note = ("baselines.nonprivate (SciPy L-BFGS-B, gtol 1e-10) on the huberised hinge, λ = 1e-3, one-vs-rest "
-                "for K > 2")
-    elif method == NONPRIVATE:  # baselines.nonprivate's objective mean loss + (λ/2)‖W‖², i.e. C = 1/(n·λ)
-        model = LogisticRegression(C=1.0 / (len(y_train) * L2), fit_intercept=False, tol=1e-10, max_iter=10_000)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)  # float resolution stops it before tol 1e-10
-            predictions = model.fit(X_train, y_train).predict(X_test)
-        note = "scikit-learn LogisticRegression(C=1/(n·λ), fit_intercept=False), λ = 1e-3, multinomial for K > 2"
-    else:
-        model = DummyClassifier(strategy="most_frequent") if method == MAJORITY else (
-            LogisticRegression() if task == "logistic" else LinearSVC())
-        predictions = model.fit(X_train, y_train).predict(X_test)
-        note = ("the training fold's most frequent label, counted without noise" if method == MAJORITY
-                else f"scikit-learn {SKLEARN_DEFAULT_MODELS[task]}: C = 1, with intercept")
+    try:
+        # nonprivate ignores ε (recorded as ∞); it is given a valid placeholder.
+        fit = BASELINES[name](X_train, _baseline_labels(y_train, spec.classes), loss=loss,
+                              epsilon=epsilon if private else 1.0, delta=delta, l2_regularization=L2,
+                              random_state=seed)
+    except BaselineUnavailable as error:
+        return {"predictions": None, "fit_time": np.nan, "bound": "unavailable", "certified_epsilon": np.nan,
+                "mechanism": "", "note": str(error).splitlines()[0][:200], "l2": L2}
+    fit_time = time.perf_counter() - tic
+    return {"predictions": _class_labels(fit.predict(X_test), spec.classes), "fit_time": fit_time,
+            "bound": fit.bound, "certified_epsilon": epsilon if private else np.inf, "mechanism": "",
+            "note": f"{loss.name} loss: {fit.note}", "l2": L2}
+
+
+def _fit_reference(method: str, task: str, X_train, y_train, X_test) -> dict[str, Any]:
+    """A scikit-learn reference: :data:`SKLEARN_DEFAULTS` or :data:`MAJORITY`."""
+    tic = time.perf_counter()
+    model = DummyClassifier(strategy="most_frequent") if method == MAJORITY else (
+        LogisticRegression() if task == "logistic" else LinearSVC())
+    predictions = model.fit(X_train, y_train).predict(X_test)
+    note = ("the training fold's most frequent label, counted without noise" if method == MAJORITY
+            else f"scikit-learn {SKLEARN_DEFAULT_MODELS[task]}: C = 1, with intercept")
     return {"predictions": predictions, "fit_time": time.perf_counter() - tic, "bound": "none (not private)",
-            "certified_epsilon": np.inf, "mechanism": "", "note": f"{note}; not private.",
-            "l2": L2 if method == NONPRIVATE else np.nan}
+            "certified_epsilon": np.inf, "mechanism": "", "note": f"{note}; not private.", "l2": np.nan}
 
 
 def _not_run(name: str, classes: int) -> dict[str, Any]:
-    """The record of a binary-only peer on a multi-class task."""
+    """The record of a :data:`BINARY_ONLY_PEERS` peer on a multi-class task."""
     return {"predictions": None, "fit_time": np.nan, "bound": BINARY_ONLY, "certified_epsilon": np.nan,
             "mechanism": "", "l2": L2,
-            "note": f"baselines.{name} fits one weight vector on ±1 labels (binary only); not run on {classes} "
-                    "classes"}
+            "note": f"baselines.{name}'s guarantee needs a rank-one loss Hessian (binary only); the {classes}-class "
+                    "losses' have higher rank, so it is not run"}
 
 
 def run_dataset_task(name: str, task: str, *, epsilons: Sequence[float] = EPSILONS, repeats: int = REPEATS,
@@ -169,8 +184,8 @@ def run_dataset_task(name: str, task: str, *, epsilons: Sequence[float] = EPSILO
         Columns ``dataset, task, method, epsilon`` (inf for the non-private references), ``repeat,
         fold, accuracy`` (NaN when the entry did not run), ``fit_time, bound, certified_epsilon,
         mechanism, l2`` (λ of the fit; ``auto`` chooses its own), ``note, n_rows, n_features,
-        n_classes``.  A binary-only peer on K > 2 classes has one row per ε with ``bound``
-        :data:`BINARY_ONLY`, ``fold`` and ``repeat`` −1.
+        n_classes``.  A :data:`BINARY_ONLY_PEERS` peer on K > 2 classes has one row per ε with
+        ``bound`` :data:`BINARY_ONLY`, ``fold`` and ``repeat`` −1.
     """
     if name not in BUNDLED:
         raise ValueError(f"name must be one of {DATASETS}; got name={name!r}.")
@@ -191,25 +206,28 @@ def run_dataset_task(name: str, task: str, *, epsilons: Sequence[float] = EPSILO
         rows.append({**common, "method": method, "epsilon": float(epsilon), "repeat": fold // 5 if fold >= 0 else -1,
                      "fold": fold, "accuracy": accuracy, **result})
 
-    if not binary:
-        for eps in epsilons:
-            for peer in PEERS:
-                record(f"baseline: {peer}", eps, -1, _not_run(peer, len(spec.classes)), None)
-    peers = PEERS if binary else ()
+    not_run = () if binary else BINARY_ONLY_PEERS
+    for eps in epsilons:
+        for peer in not_run:
+            record(f"baseline: {peer}", eps, -1, _not_run(peer, len(spec.classes)), None)
+    # k: the peer's seed index, its place in PEERS whether or not the others run
+    peers = [(k, peer) for k, peer in enumerate(PEERS, start=1) if peer not in not_run]
     bar = tqdm(total=len(splits) * (3 + len(epsilons) * (1 + len(peers))), disable=not progress, unit="fit",
                desc=f"{name} {task}")
     for f, (train, test) in enumerate(splits):
-        for method in (NONPRIVATE, SKLEARN_DEFAULTS, MAJORITY):
-            record(method, np.inf, f, _fit_reference(method, task, spec, X[train], y[train], X[test]), test)
-            bar.update()
+        record(NONPRIVATE, np.inf, f, _fit_baseline("nonprivate", task, spec, np.inf, delta, None, X[train],
+                                                    y[train], X[test]), test)
+        for method in (SKLEARN_DEFAULTS, MAJORITY):
+            record(method, np.inf, f, _fit_reference(method, task, X[train], y[train], X[test]), test)
+        bar.update(3)
         for e, eps in enumerate(epsilons):
             record(DEFAULT, eps, f, _fit_ours(task, spec, eps, delta, _fit_seed(seed, *tags, f, e, 0), X[train],
                                               y[train], X[test]), test)
             bar.update()
-            for k, peer in enumerate(peers, start=1):
-                record(f"baseline: {peer}", eps, f, _fit_peer(peer, task, spec, eps, delta,
-                                                               _fit_seed(seed, *tags, f, e, k), X[train], y[train],
-                                                               X[test]), test)
+            for k, peer in peers:
+                record(f"baseline: {peer}", eps, f, _fit_baseline(peer, task, spec, eps, delta,
+                                                                   _fit_seed(seed, *tags, f, e, k), X[train],
+                                                                   y[train], X[test]), test)
                 bar.update()
     bar.close()
     return pd.DataFrame(rows)
@@ -391,14 +409,22 @@ def datasets_section(frame: pd.DataFrame) -> list[str]:
              "`l2_regularization='auto'`): `PrivateLogisticRegression` (multinomial for more than two classes) "
              "for `logistic`, `PrivateHuberSVC` (one-vs-rest for more than two) for `svm`. References (ε = ∞, not "
              "private): `nonprivate` is the exact minimiser of the same objective at λ = 1e-3 without intercept "
-             "(the Adult benchmark's reference; multinomial / one-vs-rest for more than two classes), "
+             "(`baselines.nonprivate`, the Adult benchmark's reference, on the estimator's loss: multinomial / "
+             "one-vs-rest for more than two classes), "
              f"`scikit-learn defaults` is {SKLEARN_DEFAULT_MODELS['logistic']} / {SKLEARN_DEFAULT_MODELS['svm']} "
              "(C = 1, with intercept), `majority` the training fold's most frequent class. The private peers are "
-             "the Adult benchmark's (λ = 1e-3, their defaults); as implemented in `experiments.baselines` they fit "
-             f"one weight vector on ±1 labels, so on wine and digits they read *{BINARY_ONLY}*. DP-SGD (`sgd_ma`) "
-             "is not tuned: on breast cancer its defaults (TF Privacy's MNIST flags: expected batch 256, 60 epochs, "
-             "learning rate 0.15) make about 100 steps from 0, too few to leave the majority class even with "
-             "negligible noise.",
+             "the Adult benchmark's with the same settings (λ = 1e-3, their defaults, nothing tuned), on the "
+             "estimator's loss. For more than two classes DP-SGD (`sgd_ma`, `sgd_ma_replace_one`) trains the "
+             "d·K-parameter multinomial / one-vs-rest loss, every per-example gradient clipped to joint norm C, so "
+             "its accounting, which sees only the sampling rate, the steps and the noise multiplier, is the binary "
+             "one; objective perturbation's guarantee needs a rank-one loss Hessian, so `objpert` reads "
+             f"*{BINARY_ONLY}* there; `diffprivlib` is wrapped for the binary logistic loss only. DP-SGD's "
+             "defaults are TF Privacy's MNIST flags (expected batch 256, 60 epochs, learning rate 0.15): on "
+             "breast cancer they make about 100 steps from 0, too few to leave the majority class even with "
+             "negligible noise; on wine (a training fold is smaller than a batch: 60 full-batch steps) and digits "
+             "(about 340 steps) they do. Compare the default with `sgd_ma_replace_one`, DP-SGD under the "
+             f"replace-one relation `{DEFAULT}` certifies; `sgd_ma` counts add/remove neighbours, a weaker "
+             "guarantee.",
              "", "### Summary: the default estimator against the references (test accuracy, %)", "",
              "| data set | n | d | classes | task | R | test folds | "
              + " | ".join(f"`{DEFAULT}` ε = {e:g}" for e in epsilons)

@@ -156,6 +156,13 @@ def sgd_ma(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: float, delta: flo
     * ``"replace_one"``: the guarantee dpconvex certifies, from dp-accounting's PLD under
       REPLACE_ONE (:func:`calibrate_sgd_replace_one_noise`, relative 1e-3).
 
+    θ has ``loss.parameter_dimension(d)`` entries: d for the binary losses (labels ±1), d·K for
+    the K-class losses of :mod:`dpconvex.losses_multiclass` (labels 0..K−1, θ = vec(W) row-major).
+    Their ``gradient_sum`` clips every per-example gradient to joint norm ≤ C in R^{d·K}, so one
+    record still moves the clipped sum by at most C (add/remove) or 2C (replace-one) and the
+    accounting above, which sees only q, T and z, is the binary one unchanged.  Only the released
+    last iterate is certified, so the clipped field need not stay a convex loss's gradient.
+
     Defaults (batch 256, C = 1.0, η = 0.15, 60 epochs) are TF Privacy's
     ``tutorials/mnist_dpsgd_tutorial.py`` flags, not tuned here; ``data_norm`` is not needed for
     privacy (clipping bounds each gradient) and is only validated.  60 epochs take about 1 s on
@@ -179,7 +186,8 @@ def sgd_ma(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: float, delta: flo
     Returns
     -------
     BaselineFit
-        ``bound`` and ``note`` name the relation and the accountant; ``params`` holds
+        ``coef`` of length ``loss.parameter_dimension(d)``; ``bound`` and ``note`` name the relation
+        and the accountant; ``params`` holds
         ``noise_multiplier``, ``sampling_rate``, ``steps``, ``epsilon_accounted`` (ε of the run
         under ``neighbouring``).
     """
@@ -207,9 +215,10 @@ def sgd_ma(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: float, delta: flo
         accounted = sgd_replace_one_epsilon(z, q, steps, delta)
         bound = "PLD accountant (replace-one)"
         how = "dp-accounting PLD (Poisson-subsampled Gaussian) under replace-one neighbours, as dpconvex certifies"
-    rng, clipped_sum, w = np.random.default_rng(random_state), _clipped_sum_fn(loss, X, y, clip_norm), np.zeros(d)
+    rng, clipped_sum = np.random.default_rng(random_state), _clipped_sum_fn(loss, X, y, clip_norm)
+    w = np.zeros(loss.parameter_dimension(d))
     for size in rng.binomial(n, q, size=steps):  # Poisson sampling = Binomial size + uniform subset
-        grad = rng.normal(0.0, z * clip_norm, size=d) + clipped_sum(rng.choice(n, size=size, replace=False), w)
+        grad = rng.normal(0.0, z * clip_norm, size=w.size) + clipped_sum(rng.choice(n, size=size, replace=False), w)
         w = w - learning_rate * (grad / (q * n) + l2_regularization * w)
     return BaselineFit(
         coef=w, bound=bound,
