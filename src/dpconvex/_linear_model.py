@@ -22,9 +22,10 @@ from ._validation import check_frame, enforce_norm_bound, input_leaks
 from .constraints import Unconstrained
 from .exceptions import PrivacyLeakWarning
 from .losses import Loss, row_norms
-from .mechanisms import METHODS
+from .mechanisms import METHODS, REGISTRY
+from .problem import Problem
 
-__all__ = ["DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS",
+__all__ = ["DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS", "OPTIMISER_OPTIONS",
            "FIXED_METHOD_L2", "COMMON_CONSTRAINTS", "CLASSES_RULES", "PrivateLinearModel", "PrivateClassifier"]
 
 #: Why ``data_norm="from_data"`` voids the certificate (its warning, and its note via ``without_guarantee``).
@@ -59,22 +60,15 @@ COMMON_CONSTRAINTS = {
 #: The classifiers' ``classes``: None (read from y) or a sequence of at least two distinct labels.
 CLASSES_RULES = [Options((None,)), Instance((list, tuple, np.ndarray))]
 
-#: Which optimiser hyperparameters each method reads; setting another one is an error.
-METHOD_OPTIONS = {
-    "noisy_gd": ("step_size", "iterations"),
-    "noisy_sgd": ("step_size", "batch_size", "epochs"),
-    "auto": (),
-    "nsgd": ("step_size", "batch_size", "epochs"),
-    "rsgd_ar": ("step_size", "batch_size", "epochs"),
-    "outpert_gd": ("step_size", "epochs"),
-    "pnsgd": ("step_size",),
-    "sco_noisy_sgd": ("step_size",),
-}
+#: Which optimiser hyperparameters each method reads (its registry entry's ``options``); setting another is an error.
+METHOD_OPTIONS = {name: spec.options for name, spec in REGISTRY.items()}
 
-#: Methods that choose their own domain: an unconstrained model gets the mechanism's data-independent
-#: ball (``constraint="auto"``, radius √(2ℓ(0)/λ), which holds the minimiser).  pnsgd and
-#: sco_noisy_sgd need a bounded domain; noisy_sgd and auto project on it because it costs nothing.
-BOUNDED_DOMAIN_METHODS = frozenset({"pnsgd", "sco_noisy_sgd", "noisy_sgd", "auto"})
+#: Methods that choose their own domain (``bounded_domain`` in the registry): an unconstrained model gets the
+#: mechanism's data-independent ball (``constraint="auto"``, radius √(2ℓ(0)/λ), which holds the minimiser).
+BOUNDED_DOMAIN_METHODS = frozenset(name for name, spec in REGISTRY.items() if spec.bounded_domain)
+
+#: Every optimiser hyperparameter of the estimators: the union of the methods' options.
+OPTIMISER_OPTIONS = tuple(sorted(set().union(*METHOD_OPTIONS.values())))
 
 #: λ of ``l2_regularization="auto"`` for every method but ``"auto"`` (which chooses its own by a
 #: stated rule, :mod:`dpconvex.mechanisms.auto`): the value fixed in Chen, Lee, Kifer 2019 §5.1.
@@ -127,24 +121,27 @@ class PrivateLinearModel(BaseEstimator):
         l2 = self.l2_regularization
         if l2 == "auto" and self.method != "auto":
             l2 = FIXED_METHOD_L2
+        spec = REGISTRY[self.method]
         # Estimators without an option (e.g. PrivateLinearSVC has no ``iterations``) use its default.
-        options = {name: getattr(self, name, "auto") for name in METHOD_OPTIONS[self.method]}
-        for name in {"step_size", "iterations", "batch_size", "epochs"} - set(options):
+        options = {name: getattr(self, name, "auto") for name in spec.options}
+        for name in (name for name in OPTIMISER_OPTIONS if name not in options):
             if getattr(self, name, "auto") != "auto":
                 users = [m for m, names in METHOD_OPTIONS.items() if name in names]
                 raise ValueError(f"The '{name}' parameter applies to method in {users}, not {self.method!r}; "
                                  f"leave it 'auto'.")
         constraint = self._constraint(l2)
-        if self.method in BOUNDED_DOMAIN_METHODS and not constraint.is_constrained:
+        if spec.bounded_domain and not constraint.is_constrained:
             constraint = "auto"
+        problem = Problem.from_arrays(
+            design, y, loss=loss, l2_regularization=l2, epsilon=self.epsilon, delta=self.delta, data_norm=norm_bound,
+            label_bound=self._label_bound(), constraint=constraint, strict=self.strict,
+            require_smooth=spec.requires_smooth,
+        )
+        plan = spec.plan(problem, **options)
         for reason in leaks:  # after the checks that raise: a refused fit releases nothing
             warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",
                           PrivacyLeakWarning, stacklevel=4)
-        result = METHODS[self.method](
-            design, y, loss=loss, l2_regularization=l2, epsilon=self.epsilon, delta=self.delta,
-            data_norm=norm_bound, label_bound=self._label_bound(), constraint=constraint, strict=self.strict,
-            random_state=self.random_state, **options,
-        )
+        result = spec.train(problem, plan, self.random_state)
         # One column per class for a K-class loss (row-major d×K, losses_multiclass); (d + 1) rows with the intercept.
         weights = result.coef.reshape(design.shape[1], -1)
         if weights.shape[1] == 1:

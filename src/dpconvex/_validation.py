@@ -110,41 +110,6 @@ def make_rng(random_state: None | int | np.random.Generator | np.random.RandomSt
     raise ValueError(f"random_state must be None, an int, a numpy Generator or a RandomState; got {random_state!r}.")
 
 
-def prepare_training_inputs(
-    X: NDArray, y: NDArray, *, loss, l2_regularization: float, epsilon: float | None, sigma: float | None,
-    delta: float, data_norm: float, label_bound: float | None, strict: bool, require_smooth: bool = True,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The checks every mechanism starts with; returns X and y, clipped where needed.
-
-    Exactly one of ``epsilon`` (a target) and ``sigma`` (a noise level) must be given; the labels
-    must be ones the loss accepts (:meth:`~dpconvex.losses.Loss.check_labels`: {−1, +1} for binary
-    classification, class indices for the K-class losses); rows above ``data_norm`` and regression
-    targets above ``label_bound`` are clipped with a :class:`PrivacyLeakWarning` (``strict``: ``ValueError``).
-    ``require_smooth`` (every mechanism but ``sco_noisy_sgd``) refuses a loss without a finite
-    smoothness constant, which the mechanism's step-size rule and certificate need.
-
-    How many rows or targets were clipped depends on the data, so it goes to the warning (seen by
-    the data holder) and never into the certificate, which is released with the model: a count of
-    clipped rows is itself a sensitivity-1 statistic published without noise.
-    """
-    if require_smooth and not loss.smooth:
-        raise ValueError(f"the {loss.name} loss is not smooth, and this method needs a smooth loss "
-                         "(finite smoothness); use method='sco_noisy_sgd' (Arora, Marinov, Ullah).")
-    X, y = check_training_data(X, y)
-    check_privacy_budget(1.0 if epsilon is None else epsilon, delta)
-    if (epsilon is None) == (sigma is None):
-        raise ValueError("give exactly one of epsilon (target) or sigma (noise level).")
-    if sigma is not None and not (isinstance(sigma, numbers.Real) and np.isfinite(sigma) and sigma > 0):
-        raise ValueError(f"sigma must be finite and > 0; got {sigma!r}.")
-    if not (np.isfinite(l2_regularization) and l2_regularization >= 0):
-        raise ValueError(f"l2_regularization must be finite and >= 0; got {l2_regularization!r}.")
-    loss.check_labels(y)
-    X, _ = enforce_norm_bound(X, data_norm, strict=strict)
-    if not loss.classification and label_bound is not None:
-        y, _ = enforce_label_bound(y, label_bound, strict=strict)
-    return X, y
-
-
 def check_frame(X: object) -> None:
     """For a pandas DataFrame X: ``ValueError`` naming its non-numeric columns or its columns with
     missing values, and what to do (encode them with a declared schema); other inputs pass through.

@@ -54,6 +54,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -62,14 +64,19 @@ from ..accounting import gdp
 from ..accounting.noisy_sgd_bounds import poisson_clt_noise_multiplier
 from ..constraints import Constraint, L2Ball, Unconstrained
 from ..losses import Loss
-from .._validation import check_privacy_budget, prepare_training_inputs
+from ..problem import Problem
 from ._geometry import require_euclidean_projection
+from ._keywords import plan_for_shape, train_with_keywords
 from .noisy_gd import TrainingResult, comparator_norm_bound
-from .noisy_sgd import noisy_sgd
-from .sco_sgd import sco_noisy_sgd
+from .noisy_sgd import NoisySGDPlan
+from .noisy_sgd import plan as noisy_sgd_plan
+from .noisy_sgd import train as noisy_sgd_train
+from .sco_sgd import SCOPlan
+from .sco_sgd import plan as sco_plan
+from .sco_sgd import train as sco_train
 
-__all__ = ["auto", "select_configuration", "AutoCandidate", "AutoChoice", "BATCH_COUNTS", "MAX_PASSES",
-           "MAX_STEP_FACTOR", "REFERENCE_NORM"]
+__all__ = ["auto", "plan", "train", "select_configuration", "AutoCandidate", "AutoChoice", "AutoPlan", "BATCH_COUNTS",
+           "MAX_PASSES", "MAX_STEP_FACTOR", "REFERENCE_NORM"]
 
 #: Candidate numbers of batches per epoch (l = 1: full batches, every record in every step), in
 #: steps of about √2 so that the number of steps T = l·E can land near the bound's optimum.
@@ -156,38 +163,33 @@ def _candidates(n: int, dimension: int, mu: float, smoothness: float, gradient_b
     return out
 
 
-def select_configuration(n: int, dimension: int, *, loss: Loss, l2_regularization: float | str, epsilon: float,
-                         delta: float, data_norm: float = 1.0, label_bound: float | None = None,
-                         constraint: Constraint | str = "auto") -> AutoChoice:
-    """The configuration of least utility bound (module docstring), from public quantities only.
-
-    ``l2_regularization="auto"`` applies the module's λ rule; a number fixes λ.  Raises
-    ``ValueError`` for a non-smooth loss or a constraint whose projection is not Euclidean.
-    """
+def _choose(problem: Problem) -> AutoChoice:
+    """The configuration of least utility bound for ``problem`` (only its shape and declarations are read)."""
+    constraint, loss = problem.constraint, problem.loss
     if constraint != "auto":
         require_euclidean_projection(constraint, "auto")
     if not loss.smooth:
         raise ValueError(f"the {loss.name} loss is not smooth: method='auto' trains it with sco_noisy_sgd, "
                          "which select_configuration does not configure.")
-    mu = gdp.gdp_mu(epsilon, delta)
-    fixed = l2_regularization != "auto"
-    probe = float(l2_regularization) if fixed else 0.0
-    loss_at_zero = loss.loss_at_zero(data_norm, label_bound)
+    mu = gdp.gdp_mu(problem.target.epsilon, problem.target.delta)
+    fixed = problem.l2_regularization != "auto"
+    probe = float(problem.l2_regularization) if fixed else 0.0
+    loss_at_zero = problem.loss_at_zero()
     if constraint != "auto":
         domain = constraint
     elif fixed and probe > 0:
         domain = L2Ball(comparator_norm_bound(loss_at_zero, probe, math.inf))  # noisy_sgd's own ball
     else:
         domain = Unconstrained()
-    constants = loss.constants(data_norm, probe, domain, label_bound)
+    constants = problem.constants(domain, probe)
     lipschitz = constants.lipschitz
     if not math.isfinite(lipschitz):
         raise ValueError(f"method='auto' needs a finite Lipschitz constant: the {loss.name} loss has one only on a "
                          "bounded domain, so give l2_regularization > 0 or a bounded constraint.")
-    at_zero = loss.gradient_norm_at_zero(data_norm, label_bound)
+    at_zero = loss.gradient_norm_at_zero(problem.data_norm, problem.label_bound)
     clip = at_zero if at_zero is not None and 0.0 < at_zero < lipschitz else None
     gradient_bound = lipschitz if clip is None else clip
-    candidates = _candidates(n, dimension, mu, constants.smoothness, gradient_bound, probe)
+    candidates = _candidates(problem.n, problem.dimension, mu, constants.smoothness, gradient_bound, probe)
     chosen = min(candidates, key=lambda c: c.score)
     step = chosen.step_size
     if fixed:
@@ -196,9 +198,77 @@ def select_configuration(n: int, dimension: int, *, loss: Loss, l2_regularizatio
         l2 = 2.0 * loss_at_zero / (step * chosen.steps * gradient_bound) ** 2
         rule = "2 loss(0)/(eta T G)^2: the ball sqrt(2 loss(0)/l2) reaches as far as the run can move"
         # the same multiple of 1/M at the final λ (M grows by λ)
-        step *= constants.smoothness / loss.constants(data_norm, l2, domain, label_bound).smoothness
+        step *= constants.smoothness / problem.constants(domain, l2).smoothness
     return AutoChoice(l2_regularization=float(l2), l2_rule=rule, step_size=float(step), epochs=MAX_PASSES,
                       clip_norm=None if clip is None else float(clip), chosen=chosen, candidates=tuple(candidates))
+
+
+def select_configuration(n: int, dimension: int, **keywords) -> AutoChoice:
+    """The configuration of least utility bound (module docstring) for n records and a ``dimension``-vector parameter.
+
+    ``keywords`` are those of :func:`auto` but the data and the seed (``loss``, ``epsilon``,
+    ``delta``, ``l2_regularization``, ``data_norm``, ``label_bound``, ``constraint``; its defaults
+    apply): ``l2_regularization="auto"`` applies the module's λ rule, a number fixes λ.  Only public
+    quantities are read.  Raises ``ValueError`` for a non-smooth loss or a constraint whose
+    projection is not Euclidean.
+    """
+    return plan_for_shape(auto, _choose, n, dimension, keywords)
+
+
+def _require_epsilon(epsilon: float | None, sigma: float | None) -> None:
+    """``ValueError`` unless a target ε is given and no σ: the choice depends on ε; auto calibrates its own noise."""
+    if epsilon is None:
+        raise ValueError("method='auto' needs a target epsilon (its choice depends on it; sigma is not enough).")
+    if sigma is not None:
+        raise ValueError("method='auto' calibrates its own noise: give epsilon, not sigma.")
+
+
+@dataclasses.dataclass(frozen=True)
+class AutoPlan:
+    """What ``auto`` trains: the chosen mechanism's ``train`` and plan, the λ it trains with, and why (a note)."""
+
+    train: Callable[[Problem, Any, Any], TrainingResult]
+    plan: NoisySGDPlan | SCOPlan
+    l2_regularization: float
+    note: str
+
+
+def plan(problem: Problem) -> AutoPlan:
+    """Choose and plan the run from public quantities only: noisy SGD by the utility bound, or sco_noisy_sgd.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem record; its ``l2_regularization`` may be ``"auto"`` (the module's λ rule, or
+        λ = 0 for a non-smooth loss) and its target must be an ε.
+
+    Returns
+    -------
+    AutoPlan
+    """
+    target = problem.target
+    _require_epsilon(target.epsilon, target.sigma)
+    if not problem.loss.smooth:
+        l2 = 0.0 if problem.l2_regularization == "auto" else problem.l2_regularization
+        note = (f"method='auto' trained sco_noisy_sgd: the {problem.loss.name} loss is not smooth and sco_noisy_sgd is "
+                "the only mechanism for non-smooth losses")
+        return AutoPlan(sco_train, sco_plan(dataclasses.replace(problem, l2_regularization=l2)), l2, note)
+    choice = _choose(problem)
+    chosen = noisy_sgd_plan(dataclasses.replace(problem, l2_regularization=choice.l2_regularization),
+                            batching="poisson", batch_size=choice.chosen.batch_size, epochs=choice.epochs,
+                            step_size=choice.step_size, clip_norm=choice.clip_norm, output="tail_average")
+    return AutoPlan(noisy_sgd_train, chosen, choice.l2_regularization, choice.reason(target.epsilon, target.delta))
+
+
+def train(problem: Problem, plan: AutoPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
+    """Train the chosen plan at the chosen λ; the certificate's notes say what was chosen and why.
+
+    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`auto`; returns the
+    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
+    """
+    result = plan.train(dataclasses.replace(problem, l2_regularization=plan.l2_regularization), plan.plan,
+                        random_state)
+    return TrainingResult(coef=result.coef, certificate=result.certificate.with_notes(plan.note))
 
 
 def auto(
@@ -218,34 +288,12 @@ def auto(
 ) -> TrainingResult:
     """Train :func:`select_configuration`'s choice; the certificate's notes give the rule and every score.
 
+    :func:`plan`, then :func:`train`, on the validated data.
+
     Parameters are those of :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd`, except that
     ``l2_regularization`` may be ``"auto"`` (the certificate's ``assumptions["l2_regularization"]``
     holds the value used) and ``epsilon`` is required.  A non-smooth loss is trained by
     :func:`~dpconvex.mechanisms.sco_noisy_sgd` with its defaults (λ = 0 for ``"auto"``).
     """
-    if epsilon is None:
-        raise ValueError("method='auto' needs a target epsilon (its choice depends on it; sigma is not enough).")
-    if sigma is not None:
-        raise ValueError("method='auto' calibrates its own noise: give epsilon, not sigma.")
-    if not loss.smooth:
-        l2 = 0.0 if l2_regularization == "auto" else l2_regularization
-        result = sco_noisy_sgd(X, y, loss=loss, l2_regularization=l2, epsilon=epsilon, delta=delta,
-                               data_norm=data_norm, label_bound=label_bound, constraint=constraint, strict=strict,
-                               random_state=random_state)
-        note = (f"method='auto' trained sco_noisy_sgd: the {loss.name} loss is not smooth and sco_noisy_sgd is the "
-                "only mechanism for non-smooth losses")
-        return TrainingResult(coef=result.coef, certificate=result.certificate.with_notes(note))
-    shape = np.shape(X)
-    if len(shape) != 2 or 0 in shape:  # the trainer's own checks name the problem
-        prepare_training_inputs(X, y, loss=loss, l2_regularization=0.0, epsilon=epsilon, sigma=None, delta=delta,
-                                data_norm=data_norm, label_bound=label_bound, strict=strict)
-    check_privacy_budget(epsilon, delta)
-    n, dimension = shape[0], loss.parameter_dimension(shape[1])  # everything else is checked once, by noisy_sgd
-    choice = select_configuration(n, dimension, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon,
-                                  delta=delta, data_norm=data_norm, label_bound=label_bound, constraint=constraint)
-    result = noisy_sgd(X, y, loss=loss, l2_regularization=choice.l2_regularization, epsilon=epsilon, delta=delta,
-                       data_norm=data_norm, label_bound=label_bound, batching="poisson",
-                       batch_size=choice.chosen.batch_size, epochs=choice.epochs, step_size=choice.step_size,
-                       clip_norm=choice.clip_norm, constraint=constraint, output="tail_average", strict=strict,
-                       random_state=random_state)
-    return TrainingResult(coef=result.coef, certificate=result.certificate.with_notes(choice.reason(epsilon, delta)))
+    _require_epsilon(epsilon, sigma)
+    return train_with_keywords(plan, train, locals(), require_smooth=False)

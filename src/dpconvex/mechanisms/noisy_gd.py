@@ -22,13 +22,16 @@ from ..accounting import gdp
 from ..accounting import noisy_gd as accountant
 from ..accounting.best_of import bound_notes
 from ..accounting.langevin import theorem4_iterations
-from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, Unconstrained
 from ..losses import Loss, QuadraticDistanceLoss
-from .._validation import make_rng, prepare_training_inputs
+from ..problem import Problem
+from .._validation import make_rng
+from ._certify import certify
 from ._geometry import require_euclidean_projection
+from ._keywords import plan_for_shape, train_with_keywords
 
-__all__ = ["TrainingResult", "noisy_gd", "plan_noisy_gd", "default_step_size", "default_iterations", "comparator_norm_bound"]
+__all__ = ["TrainingResult", "NoisyGDPlan", "noisy_gd", "plan", "train", "plan_noisy_gd", "default_step_size",
+           "default_iterations", "comparator_norm_bound"]
 
 UPDATE_RULE = "theta <- Proj_C(theta - step_size*(mean gradient + l2*theta) + sqrt(2*step_size)*sigma*N(0, I))"
 
@@ -90,31 +93,40 @@ def _initial_point(initialization: str, dimension: int, sigma: float, strong_con
     return np.zeros(dimension)
 
 
-def plan_noisy_gd(
-    n: int,
-    dimension: int,
-    *,
-    loss: Loss,
-    l2_regularization: float,
-    delta: float,
-    epsilon: float | None = None,
-    sigma: float | None = None,
-    data_norm: float = 1.0,
-    label_bound: float | None = None,
-    step_size: float | str = "auto",
-    iterations: int | str = "auto",
-    constraint: Constraint = Unconstrained(),
-    bound: str = "best",
-    initialization: str = "auto",
-) -> accountant.NoisyGDEvent:
-    """Resolve the defaults of :func:`noisy_gd` and calibrate σ, without touching any data.
+@dataclass(frozen=True)
+class NoisyGDPlan:
+    """A resolved noisy-GD run: the calibrated accounting event and the bound that certifies it."""
 
-    Parameters are those of :func:`noisy_gd` (``n`` and ``dimension`` are the data's shape); the
-    returned event carries the resolved step size, iterations, initialisation and σ.  A constraint
-    whose projection is not Euclidean is refused (:func:`._geometry.require_euclidean_projection`).
+    event: accountant.NoisyGDEvent
+    bound: str
+
+
+def plan(problem: Problem, *, step_size: float | str = "auto", iterations: int | str = "auto", bound: str = "best",
+         initialization: str = "auto") -> NoisyGDPlan:
+    """Resolve the defaults of :func:`noisy_gd` and calibrate σ from public quantities only (n, d, the declarations).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem record (only its shape and declarations are read).
+    step_size, iterations, bound, initialization
+        As in :func:`noisy_gd`.
+
+    Returns
+    -------
+    NoisyGDPlan
+        The event carries the resolved step size, iterations, initialisation and σ.
+
+    Raises
+    ------
+    ValueError
+        Naming the option and its valid range, the unmet conditions of a named bound, or a
+        constraint whose projection is not Euclidean (:func:`._geometry.require_euclidean_projection`).
     """
+    constraint, n, dimension = problem.constraint, problem.n, problem.dimension
+    epsilon, delta, sigma = problem.target.epsilon, problem.target.delta, problem.target.sigma
     require_euclidean_projection(constraint, "noisy_gd")
-    constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
+    constants = problem.constants(constraint)
 
     if step_size == "auto":
         step_size = default_step_size(constants.smoothness)
@@ -129,7 +141,7 @@ def plan_noisy_gd(
     if initialization == "stationary" and constants.strong_convexity <= 0:
         raise ValueError("initialization='stationary' needs l2_regularization > 0 (θ₀ ~ N(0, 2σ²/λ I)).")
     if iterations in ("auto", "theorem4"):
-        if epsilon is None or not l2_regularization > 0:
+        if epsilon is None or not problem.l2 > 0:
             raise ValueError(
                 f"iterations={iterations!r} needs a target epsilon and l2_regularization > 0; "
                 "otherwise give iterations as an integer >= 1."
@@ -137,7 +149,7 @@ def plan_noisy_gd(
         if iterations == "theorem4":
             iterations = theorem4_iterations(n, dimension, constants.strong_convexity, step_size, epsilon, delta)
         else:
-            bound_b = comparator_norm_bound(loss.loss_at_zero(data_norm, label_bound), l2_regularization, constraint.radius)
+            bound_b = comparator_norm_bound(problem.loss_at_zero(), problem.l2, constraint.radius)
             iterations = default_iterations(n, dimension, constants.gradient_sensitivity, constants.strong_convexity,
                                             step_size, epsilon, delta, bound_b)
     if not (isinstance(iterations, (int, np.integer)) and iterations >= 1):
@@ -154,13 +166,60 @@ def plan_noisy_gd(
         initialization=initialization,
         constrained=constraint.is_constrained,
         diameter=constraint.diameter if constraint.is_constrained and np.isfinite(constraint.diameter) else None,
-        quadratic_loss=isinstance(loss, QuadraticDistanceLoss) and l2_regularization == 0,
+        quadratic_loss=isinstance(problem.loss, QuadraticDistanceLoss) and problem.l2 == 0,
     )
     if bound != "best":
         accountant.rdp_curve(event, bound, [2.0])  # raises ValueError naming the unmet conditions
     if epsilon is not None:
         event = dataclasses.replace(event, sigma=accountant.calibrate_sigma(event, epsilon, delta, bound=bound))
-    return event
+    return NoisyGDPlan(event=event, bound=bound)
+
+
+def plan_noisy_gd(n: int, dimension: int, **keywords) -> accountant.NoisyGDEvent:
+    """The event :func:`plan` calibrates for n records and a ``dimension``-vector parameter, without data.
+
+    ``keywords`` are those of :func:`noisy_gd` but the data and the seed (its defaults apply;
+    ``_keywords.plan_for_shape``).
+    """
+    return plan_for_shape(noisy_gd, plan, n, dimension, keywords).event
+
+
+def train(problem: Problem, plan: NoisyGDPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
+    """Run the planned noisy GD on the problem's data and certify the last iterate.
+
+    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`noisy_gd`; returns the
+    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
+    """
+    event, bound, constraint, loss = plan.event, plan.bound, problem.constraint, problem.loss
+    dimension, l2, delta = problem.dimension, problem.l2, problem.target.delta
+    constants = problem.constants(constraint)
+    privacy = accountant.account(event, delta, bound=bound)
+    composition = accountant.account(event, delta, bound="composition").epsilon
+
+    rng = make_rng(random_state)
+    theta = _initial_point(event.initialization, dimension, event.sigma, constants.strong_convexity, constraint, rng)
+    noise_scale = np.sqrt(2.0 * event.step_size) * event.sigma
+    # loss.mean_gradient on the arrays, not data.gradient_sum / n: the quadratic loss rounds the two differently.
+    X, y = problem.data.X, problem.data.y
+    for _ in range(event.iterations):
+        gradient = loss.mean_gradient(theta, X, y) + l2 * theta
+        theta = constraint.project(theta - event.step_size * gradient + noise_scale * rng.standard_normal(dimension))
+
+    # the winner, and why each other bound lost or did not apply (Thm 2: never inferred)
+    notes = bound_notes(privacy, omit=("theorem2",)) if bound == "best" else []
+    certificate = certify("noisy_gd", privacy, problem, {
+        "lipschitz": constants.lipschitz,
+        "gradient_sensitivity": constants.gradient_sensitivity,
+        "strong_convexity": constants.strong_convexity,
+        "smoothness": constants.smoothness,
+        "step_size": event.step_size,
+        "constraint": constraint.describe(),
+        "initialization": event.initialization,
+        "update_rule": UPDATE_RULE,
+        "neighbouring": "replace-one",
+        "released": "last iterate only",
+    }, sigma=event.sigma, iterations=event.iterations, composition_epsilon=composition, notes=tuple(notes))
+    return TrainingResult(coef=theta, certificate=certificate)
 
 
 def noisy_gd(
@@ -182,7 +241,7 @@ def noisy_gd(
     strict: bool = False,
     random_state: None | int | np.random.Generator = None,
 ) -> TrainingResult:
-    """Train by noisy GD and certify the last iterate.
+    """Train by noisy GD and certify the last iterate: :func:`plan`, then :func:`train`, on the validated data.
 
     Parameters
     ----------
@@ -222,60 +281,4 @@ def noisy_gd(
         ``None`` (default) draws noise from an OS-seeded generator — the only choice for a
         release.  A seed makes runs reproducible, for experiments and tests.
     """
-    X, y = prepare_training_inputs(
-        X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, sigma=sigma, delta=delta,
-        data_norm=data_norm, label_bound=label_bound, strict=strict,
-    )
-    notes: list[str] = []
-    n, dimension = X.shape[0], loss.parameter_dimension(X.shape[1])
-    event = plan_noisy_gd(n, dimension, loss=loss, l2_regularization=l2_regularization, delta=delta, epsilon=epsilon,
-                          sigma=sigma, data_norm=data_norm, label_bound=label_bound, step_size=step_size,
-                          iterations=iterations, constraint=constraint, bound=bound, initialization=initialization)
-    initialization = event.initialization
-    constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
-    privacy = accountant.account(event, delta, bound=bound)
-    composition = accountant.account(event, delta, bound="composition").epsilon
-
-    rng = make_rng(random_state)
-    theta = _initial_point(initialization, dimension, event.sigma, constants.strong_convexity, constraint, rng)
-    noise_scale = np.sqrt(2.0 * event.step_size) * event.sigma
-    for _ in range(event.iterations):
-        gradient = loss.mean_gradient(theta, X, y) + l2_regularization * theta
-        theta = constraint.project(theta - event.step_size * gradient + noise_scale * rng.standard_normal(dimension))
-
-    if bound == "best":  # the winner, and why each other bound lost or did not apply (Thm 2: never inferred)
-        notes += bound_notes(privacy, omit=("theorem2",))
-    certificate = PrivacyCertificate(
-        mechanism="noisy_gd",
-        epsilon=privacy.epsilon,
-        delta=privacy.delta,
-        bound=privacy.bound,
-        theorem=privacy.theorem,
-        conditions=privacy.assumptions,
-        assumptions={
-            "n": n,
-            "dimension": dimension,
-            "loss": loss.name,
-            "data_norm": data_norm,
-            "label_bound": label_bound,
-            "l2_regularization": l2_regularization,
-            "lipschitz": constants.lipschitz,
-            "gradient_sensitivity": constants.gradient_sensitivity,
-            "strong_convexity": constants.strong_convexity,
-            "smoothness": constants.smoothness,
-            "step_size": event.step_size,
-            "constraint": constraint.describe(),
-            "initialization": initialization,
-            "update_rule": UPDATE_RULE,
-            "neighbouring": "replace-one",
-            "released": "last iterate only",
-        },
-        order=privacy.order,
-        conversion=privacy.conversion,
-        sigma=event.sigma,
-        iterations=event.iterations,
-        candidates=privacy.candidates,
-        composition_epsilon=composition,
-        notes=tuple(notes),
-    )
-    return TrainingResult(coef=theta, certificate=certificate)
+    return train_with_keywords(plan, train, locals())

@@ -35,14 +35,16 @@ from tqdm.auto import tqdm
 from ..accounting import gdp
 from ..accounting import noisy_sgd as accountant
 from ..accounting.best_of import bound_notes
-from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, L2Ball, Unconstrained
-from ..losses import Loss, QuadraticDistanceLoss, row_norms
-from .._validation import make_rng, prepare_training_inputs
+from ..losses import Loss, QuadraticDistanceLoss
+from ..problem import Problem
+from .._validation import make_rng
+from ._certify import certify
 from ._geometry import require_euclidean_projection
+from ._keywords import plan_for_shape, train_with_keywords
 from .noisy_gd import TrainingResult, comparator_norm_bound
 
-__all__ = ["noisy_sgd", "plan_noisy_sgd", "NoisySGDPlan", "default_batch_size", "default_step_size",
+__all__ = ["noisy_sgd", "plan", "train", "plan_noisy_sgd", "NoisySGDPlan", "default_batch_size", "default_step_size",
            "default_epochs", "OUTPUTS"]
 
 UPDATE_RULE = ("theta <- Proj_C(theta - step_size*((sum of clipped per-example gradients + sigma*N(0, I))/batch_size "
@@ -105,6 +107,7 @@ class NoisySGDPlan:
     lipschitz: float
     bound: str
     output: str
+    progress: bool | None = None
 
 
 def _positive_integer(name: str, value, upper: int | None = None) -> int:
@@ -115,42 +118,40 @@ def _positive_integer(name: str, value, upper: int | None = None) -> int:
     return int(value)
 
 
-def _resolve_constraint(constraint, loss: Loss, l2_regularization: float, data_norm: float,
-                        label_bound: float | None) -> Constraint:
-    if constraint != "auto":
-        return constraint
-    if l2_regularization > 0:  # the ball of radius √(2ℓ(0)/λ) holds the regularised minimiser
-        return L2Ball(comparator_norm_bound(loss.loss_at_zero(data_norm, label_bound), l2_regularization, math.inf))
+def _resolve_constraint(problem: Problem) -> Constraint:
+    if problem.constraint != "auto":
+        return problem.constraint
+    if problem.l2 > 0:  # the ball of radius √(2ℓ(0)/λ) holds the regularised minimiser
+        return L2Ball(comparator_norm_bound(problem.loss_at_zero(), problem.l2, math.inf))
     return Unconstrained()
 
 
-def plan_noisy_sgd(
-    n: int,
-    dimension: int,
-    *,
-    loss: Loss,
-    l2_regularization: float,
-    delta: float,
-    epsilon: float | None = None,
-    sigma: float | None = None,
-    data_norm: float = 1.0,
-    label_bound: float | None = None,
-    batching: str = "poisson",
-    batch_size: int | str = "auto",
-    epochs: int | str = "auto",
-    step_size: float | str = "auto",
-    constraint: Constraint | str = "auto",
-    clip_norm: float | None = None,
-    output: str = "auto",
-    bound: str = "best",
-) -> NoisySGDPlan:
-    """Resolve the defaults of :func:`noisy_sgd` and calibrate σ, without touching any data.
+def plan(problem: Problem, *, batching: str = "poisson", batch_size: int | str = "auto", epochs: int | str = "auto",
+         step_size: float | str = "auto", clip_norm: float | None = None, output: str = "auto", bound: str = "best",
+         progress: bool | None = None) -> NoisySGDPlan:
+    """Resolve the defaults of :func:`noisy_sgd` and calibrate σ from public quantities only (n, d, the declarations).
 
-    Parameters are those of :func:`noisy_sgd` (``n`` and ``dimension`` are the data's shape).
-    Raises ``ValueError`` naming the parameter and its valid range, or the unmet conditions of a
-    requested bound; a constraint whose projection is not Euclidean is refused
-    (:func:`._geometry.require_euclidean_projection`).
+    Parameters
+    ----------
+    problem : Problem
+        The problem record (only its shape and declarations are read); its ``constraint`` may be
+        ``"auto"`` (the ball of radius √(2ℓ(0)/λ)).
+    batching, batch_size, epochs, step_size, clip_norm, output, bound, progress
+        As in :func:`noisy_sgd`.
+
+    Returns
+    -------
+    NoisySGDPlan
+
+    Raises
+    ------
+    ValueError
+        Naming the option and its valid range, or the unmet conditions of a requested bound; a
+        constraint whose projection is not Euclidean is refused
+        (:func:`._geometry.require_euclidean_projection`).
     """
+    loss, n, dimension, l2 = problem.loss, problem.n, problem.dimension, problem.l2
+    epsilon, delta, sigma = problem.target.epsilon, problem.target.delta, problem.target.sigma
     if batching not in accountant.BATCHINGS:
         raise ValueError(f"batching must be one of {accountant.BATCHINGS}; got {batching!r}.")
     if output not in OUTPUTS:
@@ -165,16 +166,16 @@ def plan_noisy_sgd(
         output = "average" if bound == "composition" else "last"
     if clip_norm is not None and not (isinstance(clip_norm, numbers.Real) and math.isfinite(clip_norm) and clip_norm > 0):
         raise ValueError(f"clip_norm must be None or finite and > 0; got {clip_norm!r}.")
-    constraint = _resolve_constraint(constraint, loss, l2_regularization, data_norm, label_bound)
+    constraint = _resolve_constraint(problem)
     require_euclidean_projection(constraint, "noisy_sgd")
-    constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
+    constants = problem.constants(constraint)
     lipschitz, sensitivity = constants.lipschitz, constants.gradient_sensitivity
     strong_convexity = constants.strong_convexity
     if batching == "poisson":
         sensitivity = 2.0 * lipschitz  # bounded per-example gradients (module docstring)
     if clip_norm is not None:
         sensitivity = min(2.0 * clip_norm, sensitivity)
-        strong_convexity = l2_regularization  # derivation note: clipping keeps convexity, not strong convexity
+        strong_convexity = l2  # derivation note: clipping keeps convexity, not strong convexity
         lipschitz = min(clip_norm, lipschitz)
     quadratic = isinstance(loss, QuadraticDistanceLoss) and clip_norm is None and not constraint.is_constrained
     if not math.isfinite(sensitivity):
@@ -182,7 +183,7 @@ def plan_noisy_sgd(
                          "need per-example clipping: give clip_norm > 0 (or a bounded constraint).")
 
     batch_size = default_batch_size(n) if batch_size == "auto" else _positive_integer("batch_size", batch_size, n)
-    strong_convexity = _every_batch_strong_convexity(strong_convexity, l2_regularization, n, batch_size, batching)
+    strong_convexity = _every_batch_strong_convexity(strong_convexity, l2, n, batch_size, batching)
     quadratic = quadratic and strong_convexity == constants.strong_convexity  # its exact law needs equal batches
     if step_size == "auto":
         step_size = default_step_size(constants.smoothness)
@@ -193,8 +194,8 @@ def plan_noisy_sgd(
     if epochs == "auto":
         if epsilon is None:
             raise ValueError("epochs='auto' needs a target epsilon; with sigma, give epochs as an integer >= 1.")
-        comparator = comparator_norm_bound(loss.loss_at_zero(data_norm, label_bound), l2_regularization,
-                                           constraint.radius) if l2_regularization > 0 else constraint.radius
+        comparator = comparator_norm_bound(problem.loss_at_zero(), l2, constraint.radius) if l2 > 0 \
+            else constraint.radius
         if not math.isfinite(comparator):
             raise ValueError("epochs='auto' needs l2_regularization > 0 or a bounded constraint (a bound on ‖w*‖); "
                              "give epochs as an integer >= 1.")
@@ -217,7 +218,17 @@ def plan_noisy_sgd(
         bound = "composition" if output == "average" else bound
         event = dataclasses.replace(event, last_iterate_only=output == "last")
     return NoisySGDPlan(event=event, constraint=constraint, clip_norm=clip_norm, strong_convexity=strong_convexity,
-                        smoothness=constants.smoothness, lipschitz=lipschitz, bound=bound, output=output)
+                        smoothness=constants.smoothness, lipschitz=lipschitz, bound=bound, output=output,
+                        progress=progress)
+
+
+def plan_noisy_sgd(n: int, dimension: int, **keywords) -> NoisySGDPlan:
+    """:func:`plan` for n records and a ``dimension``-vector parameter, without data.
+
+    ``keywords`` are those of :func:`noisy_sgd` but the data and the seed (its defaults apply;
+    ``_keywords.plan_for_shape``).
+    """
+    return plan_for_shape(noisy_sgd, plan, n, dimension, keywords)
 
 
 def _clipping(loss: Loss, clip_norm: float | None) -> str:
@@ -320,6 +331,80 @@ def _poisson_batches_from_gaps(gaps: NDArray, n: int, steps: int) -> list[NDArra
     return np.split(positions % n, np.searchsorted(positions, n * np.arange(1, steps)))
 
 
+def train(problem: Problem, plan: NoisySGDPlan,
+          random_state: None | int | np.random.Generator = None) -> TrainingResult:
+    """Run the planned noisy SGD on the problem's data and certify the release.
+
+    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`noisy_sgd`; returns the
+    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
+    """
+    event, delta = plan.event, problem.target.delta
+    privacy = accountant.account(event, delta, bound=plan.bound)
+    coef = _descend(problem, plan, make_rng(random_state))
+    notes = bound_notes(privacy) if plan.bound == "best" else []  # the winner, and why each other bound lost
+    notes += [f"bound {name!r} left out of the certificate: {reason}"
+              for name, reason in accountant.EXCLUDED.items()
+              if name == "ye-shokri" and event.batching == "shuffled"]
+    certificate = certify("noisy_sgd", privacy, problem, {
+        "lipschitz": plan.lipschitz, "gradient_sensitivity": event.sensitivity, "clip_norm": plan.clip_norm,
+        "strong_convexity": event.strong_convexity, "smoothness": event.smoothness,
+        "batching": event.batching, "batch_size": event.batch_size, "epochs": event.epochs,
+        "step_size": event.step_size, "constraint": plan.constraint.describe(), "initialization": "fixed (zero)",
+        "update_rule": UPDATE_RULE, "neighbouring": "replace-one", "released": RELEASED[plan.output],
+    }, sigma=event.sigma, iterations=event.steps, composition_epsilon=accountant.composition_epsilon(event, delta),
+        notes=tuple(notes))
+    return TrainingResult(coef=coef, certificate=certificate)
+
+
+def _descend(problem: Problem, plan: NoisySGDPlan, rng: np.random.Generator) -> NDArray[np.float64]:
+    """The released iterate (or mean of iterates) of the planned run, batches and noise drawn from ``rng``."""
+    event, constraint, l2 = plan.event, plan.constraint, problem.l2
+    dimension, loss, clip = problem.dimension, problem.loss, plan.clip_norm
+    theta = np.zeros(dimension)
+    total = np.zeros(dimension)
+    eta, b, noise = event.step_size, event.batch_size, event.sigma
+    steps, report = event.steps, event.batches
+    bar = tqdm(total=steps, desc="noisy_sgd", unit="step", disable=None if plan.progress is None else not plan.progress,
+               delay=0.0 if plan.progress else 2.0, mininterval=0.5)
+    order, batches = _batches(event, rng)
+    data = problem.data if order is None else problem.data.permuted(order)
+    gradient_sum = data.gradient_sum
+    # The projection, inlined for the L2 ball (‖w‖ as np.linalg.norm computes it: √(w·w)) and the identity.
+    ball = type(constraint) is L2Ball
+    radius = constraint.radius if ball else math.inf
+    project = None if ball or type(constraint) is Unconstrained else constraint.project
+    # Iterates from step ``first`` on enter the released mean (average: all; tail_average: the last half).
+    first = {"average": 1, "tail_average": steps // 2 + 1}.get(plan.output, steps + 1)
+    sqrt = math.sqrt
+    # ξ_k drawn in blocks of steps (the same stream as one draw per step), ≈ 64k numbers a block.
+    block_steps = max(1, min(steps, (1 << 16) // max(dimension, 1)))
+    block, row = None, block_steps
+    for step, batch in enumerate(batches, start=1):
+        if row == block_steps:
+            block = rng.standard_normal((min(block_steps, steps - step + 1), dimension))
+            block *= noise
+            row = 0
+        gradient = gradient_sum(loss, theta, clip, batch) + block[row]
+        row += 1
+        # θ ← Π_C(θ − η(g/b + λθ)), operation by operation as written (same rounding).
+        gradient /= b
+        gradient += l2 * theta
+        gradient *= eta
+        theta = theta - gradient
+        if ball:
+            norm = sqrt(theta @ theta)
+            if not norm <= radius:
+                theta *= radius / norm
+        elif project is not None:
+            theta = project(theta)
+        if step >= first:
+            total += theta
+        if step % report == 0:
+            bar.update(report)
+    bar.close()
+    return total / (steps - first + 1) if first <= steps else theta
+
+
 def noisy_sgd(
     X: NDArray,
     y: NDArray,
@@ -344,6 +429,8 @@ def noisy_sgd(
     random_state: None | int | np.random.Generator = None,
 ) -> TrainingResult:
     """Train by projected noisy mini-batch SGD and certify the release with the best valid bound.
+
+    :func:`plan`, then :func:`train`, on the validated data.
 
     Parameters
     ----------
@@ -390,101 +477,4 @@ def noisy_sgd(
     random_state : None, int or Generator
         ``None`` (the only choice for a release) draws batches and noise from an OS-seeded generator.
     """
-    X, y = prepare_training_inputs(
-        X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, sigma=sigma, delta=delta,
-        data_norm=data_norm, label_bound=label_bound, strict=strict,
-    )
-    notes: list[str] = []
-    n, dimension = X.shape[0], loss.parameter_dimension(X.shape[1])
-    plan = plan_noisy_sgd(n, dimension, loss=loss, l2_regularization=l2_regularization, delta=delta, epsilon=epsilon,
-                          sigma=sigma, data_norm=data_norm, label_bound=label_bound, batching=batching,
-                          batch_size=batch_size, epochs=epochs, step_size=step_size, constraint=constraint,
-                          clip_norm=clip_norm, output=output, bound=bound)
-    event, constraint = plan.event, plan.constraint
-    privacy = accountant.account(event, delta, bound=plan.bound)
-
-    rng = make_rng(random_state)
-    theta = np.zeros(dimension)
-    total = np.zeros(dimension)
-    eta, b, noise = event.step_size, event.batch_size, event.sigma
-    steps, report = event.steps, event.batches
-    bar = tqdm(total=steps, desc="noisy_sgd", unit="step", disable=None if progress is None else not progress,
-               delay=0.0 if progress else 2.0, mininterval=0.5)
-    order, batches = _batches(event, rng)
-    if order is not None:
-        X, y = X[order], y[order]
-    clip = plan.clip_norm
-    norms_of_rows = row_norms(X) if clip is not None else None
-    gradient_sum = loss.gradient_sum
-    sliced, take_rows, take_labels = event.batching != "poisson", X.take, y.take
-    # The projection, inlined for the L2 ball (‖w‖ as np.linalg.norm computes it: √(w·w)) and the identity.
-    ball = type(constraint) is L2Ball
-    radius = constraint.radius if ball else math.inf
-    project = None if ball or type(constraint) is Unconstrained else constraint.project
-    # Iterates from step ``first`` on enter the released mean (average: all; tail_average: the last half).
-    first = {"average": 1, "tail_average": steps // 2 + 1}.get(plan.output, steps + 1)
-    sqrt = math.sqrt
-    # ξ_k drawn in blocks of steps (the same stream as one draw per step), ≈ 64k numbers a block.
-    block_steps = max(1, min(steps, (1 << 16) // max(dimension, 1)))
-    block, row = None, block_steps
-    for step, batch in enumerate(batches, start=1):
-        if row == block_steps:
-            block = rng.standard_normal((min(block_steps, steps - step + 1), dimension))
-            block *= noise
-            row = 0
-        if sliced:  # a view of the permuted rows
-            rows, labels, norms = X[batch], y[batch], None if norms_of_rows is None else norms_of_rows[batch]
-        else:  # sorted indices: ndarray.take gathers the same rows faster than X[batch]
-            rows, labels, norms = take_rows(batch, 0), take_labels(batch), None if norms_of_rows is None else \
-                norms_of_rows.take(batch)
-        gradient = gradient_sum(theta, rows, labels, clip, norms) + block[row]
-        row += 1
-        # θ ← Π_C(θ − η(g/b + λθ)), operation by operation as written (same rounding).
-        gradient /= b
-        gradient += l2_regularization * theta
-        gradient *= eta
-        theta = theta - gradient
-        if ball:
-            norm = sqrt(theta @ theta)
-            if not norm <= radius:
-                theta *= radius / norm
-        elif project is not None:
-            theta = project(theta)
-        if step >= first:
-            total += theta
-        if step % report == 0:
-            bar.update(report)
-    bar.close()
-    coef = total / (steps - first + 1) if first <= steps else theta
-
-    if plan.bound == "best":  # the winner, and why each other bound lost or did not apply
-        notes += bound_notes(privacy)
-    notes += [f"bound {name!r} left out of the certificate: {reason}"
-              for name, reason in accountant.EXCLUDED.items()
-              if name == "ye-shokri" and event.batching == "shuffled"]
-    certificate = PrivacyCertificate(
-        mechanism="noisy_sgd",
-        epsilon=privacy.epsilon,
-        delta=privacy.delta,
-        bound=privacy.bound,
-        theorem=privacy.theorem,
-        conditions=privacy.assumptions,
-        assumptions={
-            "n": n, "dimension": dimension, "loss": loss.name, "data_norm": data_norm, "label_bound": label_bound,
-            "l2_regularization": l2_regularization, "lipschitz": plan.lipschitz,
-            "gradient_sensitivity": event.sensitivity, "clip_norm": plan.clip_norm,
-            "strong_convexity": event.strong_convexity, "smoothness": event.smoothness,
-            "batching": event.batching, "batch_size": event.batch_size, "epochs": event.epochs,
-            "step_size": event.step_size, "constraint": constraint.describe(), "initialization": "fixed (zero)",
-            "update_rule": UPDATE_RULE, "neighbouring": "replace-one",
-            "released": RELEASED[plan.output],
-        },
-        order=privacy.order,
-        conversion=privacy.conversion,
-        sigma=event.sigma,
-        iterations=event.steps,
-        candidates=privacy.candidates,
-        composition_epsilon=accountant.composition_epsilon(event, delta),
-        notes=tuple(notes),
-    )
-    return TrainingResult(coef=coef, certificate=certificate)
+    return train_with_keywords(plan, train, locals())

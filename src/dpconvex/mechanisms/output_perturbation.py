@@ -22,19 +22,23 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..accounting import sensitivity as accountant
-from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, Unconstrained
 from ..losses import Loss
-from .._validation import make_rng, prepare_training_inputs
+from ..problem import InMemoryData, Problem
+from .._validation import make_rng
+from ._certify import certify
 from ._geometry import require_euclidean_projection
+from ._keywords import train_with_keywords
 from .noisy_gd import TrainingResult
 
-__all__ = ["VARIANTS", "output_perturbation_sgd", "nsgd", "rsgd_ar", "outpert_gd"]
+__all__ = ["VARIANTS", "OutputPerturbationPlan", "plan", "train", "output_perturbation_sgd", "nsgd", "rsgd_ar",
+           "outpert_gd"]
 
 VARIANTS = ("nsgd", "rsgd_ar", "outpert_gd")
 #: Mini-batch size of Chen et al. §5 ("fixed to 4,000 for RSGD-AR").
@@ -44,9 +48,10 @@ DEFAULT_BATCH_SIZE = 4000
 DEFAULT_EPOCHS, DEFAULT_AVERAGING_INTERVAL = 20, 5
 
 
-def _run(X: NDArray, y: NDArray, loss: Loss, l2: float, schedule: accountant.SGDSchedule,
+def _run(data: InMemoryData, loss: Loss, l2: float, schedule: accountant.SGDSchedule,
          constraint: Constraint) -> NDArray[np.float64]:
     """Noiseless mini-batch GD following ``schedule`` exactly (rows already in batch order)."""
+    X, y = data.X, data.y
     bounds = np.concatenate([[0], np.cumsum(schedule.batch_sizes)])
     m, tau = len(schedule.batch_sizes), schedule.averaging_interval
     w = np.zeros(loss.parameter_dimension(X.shape[1]))
@@ -62,61 +67,45 @@ def _run(X: NDArray, y: NDArray, loss: Loss, l2: float, schedule: accountant.SGD
     return w
 
 
-def output_perturbation_sgd(
-    X: NDArray,
-    y: NDArray,
-    *,
-    loss: Loss,
-    l2_regularization: float,
-    delta: float,
-    variant: str = "rsgd_ar",
-    epsilon: float | None = None,
-    sigma: float | None = None,
-    data_norm: float = 1.0,
-    label_bound: float | None = None,
-    batch_size: int | str = "auto",
-    epochs: int | str = "auto",
-    step_size: float | str = "auto",
-    averaging_interval: int | str = "auto",
-    constraint: Constraint = Unconstrained(),
-    strict: bool = False,
-    random_state: None | int | np.random.Generator = None,
-) -> TrainingResult:
-    """Train by mini-batch GD and release the last (or averaged) iterate plus Gaussian noise.
+@dataclass(frozen=True)
+class OutputPerturbationPlan:
+    """A resolved output-perturbation run: the variant and the calibrated event (its schedule and σ)."""
+
+    variant: str
+    event: accountant.OutputPerturbationEvent
+
+
+def plan(problem: Problem, *, variant: str = "rsgd_ar", batch_size: int | str = "auto", epochs: int | str = "auto",
+         step_size: float | str = "auto", averaging_interval: int | str = "auto") -> OutputPerturbationPlan:
+    """Resolve the schedule of :func:`output_perturbation_sgd` and calibrate σ from public quantities only.
 
     Parameters
     ----------
-    X, y, loss, l2_regularization, delta, epsilon, sigma, data_norm, label_bound, constraint, strict, random_state
-        As in :func:`dpconvex.mechanisms.noisy_gd` (give exactly one of ``epsilon`` and ``sigma``;
-        σ is the standard deviation of the output noise N(0, σ² I); the objective must be strongly
-        convex, i.e. λ > 0 except for the quadratic loss).  The sensitivity replay needs a
-        non-expansive (Euclidean) projection: an ``LpBall`` with p < 2 raises ``ValueError``.
-    variant : {"nsgd", "rsgd_ar", "outpert_gd"}
-        See the module docstring.
-    batch_size : int or "auto"
-        ``"auto"``: min(4000, n) (Chen et al. §5); OutPert-GD always uses n.  Must be ≤ n.
-    epochs : int or "auto"
-        T.  ``"auto"``: 20 for the mini-batch variants; for OutPert-GD the T with ρ^T ≤ 1/n.
-    step_size : float or "auto"
-        η₀.  ``"auto"``: 2/(L + μ), the step minimising ρ = max{|1 − ημ|, |1 − ηL|} (Prop. 2 proof).
-        Must lie in (0, 2/L) so that the first epoch contracts.
-    averaging_interval : int or "auto"
-        τ of RSGD-AR (``"auto"``: 5); ignored by the other variants.
+    problem : Problem
+        The problem record (only its shape and declarations are read).
+    variant, batch_size, epochs, step_size, averaging_interval
+        As in :func:`output_perturbation_sgd`.
+
+    Returns
+    -------
+    OutputPerturbationPlan
+
+    Raises
+    ------
+    ValueError
+        Naming the option and its valid range, for an objective that is not strongly convex, or
+        for a constraint whose projection is not Euclidean.
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}; got {variant!r}.")
-    require_euclidean_projection(constraint, variant)  # Δ[j] contracts by ρ through non-expansive projections
-    X, y = prepare_training_inputs(
-        X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, sigma=sigma, delta=delta,
-        data_norm=data_norm, label_bound=label_bound, strict=strict,
-    )
-    n = X.shape[0]
-    constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
+    require_euclidean_projection(problem.constraint, variant)  # Δ[j] contracts by ρ through non-expansive projections
+    n, epsilon, delta, sigma = problem.n, problem.target.epsilon, problem.target.delta, problem.target.sigma
+    constants = problem.constants(problem.constraint)
     smooth, strong = constants.smoothness, constants.strong_convexity
     if not strong > 0:
         raise ValueError(
             f"output perturbation needs a strongly convex objective: l2_regularization must be > 0 for the "
-            f"{loss.name} loss (strong convexity μ = {strong!r})."
+            f"{problem.loss.name} loss (strong convexity μ = {strong!r})."
         )
 
     if step_size == "auto":
@@ -152,41 +141,84 @@ def output_perturbation_sgd(
     )
     if epsilon is not None:
         event = dataclasses.replace(event, sigma=accountant.calibrate_output_sigma(event, epsilon, delta))
-    privacy = accountant.account_output_perturbation(event, delta)
+    return OutputPerturbationPlan(variant=variant, event=event)
+
+
+def train(problem: Problem, plan: OutputPerturbationPlan,
+          random_state: None | int | np.random.Generator = None) -> TrainingResult:
+    """Run the planned schedule on the problem's data, release w_T + N(0, σ² I) and certify it.
+
+    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`output_perturbation_sgd`; returns the
+    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
+    """
+    event, variant, constraint = plan.event, plan.variant, problem.constraint
+    schedule = event.schedule
+    privacy = accountant.account_output_perturbation(event, problem.target.delta)
 
     rng = make_rng(random_state)
-    order = rng.permutation(n) if variant == "rsgd_ar" else np.arange(n)
-    w = _run(X[order], y[order], loss, l2_regularization, schedule, constraint)
+    order = rng.permutation(problem.n) if variant == "rsgd_ar" else np.arange(problem.n)
+    w = _run(problem.data.permuted(order), problem.loss, problem.l2, schedule, constraint)
     released = w + event.sigma * rng.standard_normal(w.shape[0])
 
     sensitivities = event.sensitivities()
-    certificate = PrivacyCertificate(
-        mechanism=variant,
-        epsilon=privacy.epsilon,
-        delta=privacy.delta,
-        bound=privacy.bound,
-        theorem=privacy.theorem,
-        conditions=privacy.assumptions,
-        assumptions={
-            "n": n, "dimension": w.shape[0], "loss": loss.name, "data_norm": data_norm,
-            "label_bound": label_bound, "l2_regularization": l2_regularization,
-            "smoothness": smooth, "strong_convexity": strong,
-            "gradient_difference": constants.gradient_sensitivity,
-            "batch_sizes": list(schedule.batch_sizes), "epoch_step_sizes": list(schedule.epoch_step_sizes),
-            "averaging_interval": schedule.averaging_interval, "permuted": event.permuted,
-            "sensitivity_max": float(sensitivities.max()), "sensitivity_min": float(sensitivities.min()),
-            "constraint": constraint.describe(), "neighbouring": "replace-one",
-            "released": "w_T + N(0, sigma^2 I), w_T the final iterate of the schedule"
-                        + (" (after RSGD-AR's averaging restarts); the permutation kept secret" if event.permuted
-                           else ""),
-        },
-        order=privacy.order,
-        conversion=privacy.conversion,
-        sigma=event.sigma,
-        iterations=int(epochs) * len(schedule.batch_sizes),
-        candidates=privacy.candidates,
-    )
+    certificate = certify(variant, privacy, problem, {
+        "smoothness": event.smoothness, "strong_convexity": event.strong_convexity,
+        "gradient_difference": event.gradient_difference,
+        "batch_sizes": list(schedule.batch_sizes), "epoch_step_sizes": list(schedule.epoch_step_sizes),
+        "averaging_interval": schedule.averaging_interval, "permuted": event.permuted,
+        "sensitivity_max": float(sensitivities.max()), "sensitivity_min": float(sensitivities.min()),
+        "constraint": constraint.describe(), "neighbouring": "replace-one",
+        "released": "w_T + N(0, sigma^2 I), w_T the final iterate of the schedule"
+                    + (" (after RSGD-AR's averaging restarts); the permutation kept secret" if event.permuted
+                       else ""),
+    }, sigma=event.sigma, iterations=len(schedule.epoch_step_sizes) * len(schedule.batch_sizes))
     return TrainingResult(coef=released, certificate=certificate)
+
+
+def output_perturbation_sgd(
+    X: NDArray,
+    y: NDArray,
+    *,
+    loss: Loss,
+    l2_regularization: float,
+    delta: float,
+    variant: str = "rsgd_ar",
+    epsilon: float | None = None,
+    sigma: float | None = None,
+    data_norm: float = 1.0,
+    label_bound: float | None = None,
+    batch_size: int | str = "auto",
+    epochs: int | str = "auto",
+    step_size: float | str = "auto",
+    averaging_interval: int | str = "auto",
+    constraint: Constraint = Unconstrained(),
+    strict: bool = False,
+    random_state: None | int | np.random.Generator = None,
+) -> TrainingResult:
+    """Train by mini-batch GD and release the last (or averaged) iterate plus Gaussian noise.
+
+    :func:`plan`, then :func:`train`, on the validated data.
+
+    Parameters
+    ----------
+    X, y, loss, l2_regularization, delta, epsilon, sigma, data_norm, label_bound, constraint, strict, random_state
+        As in :func:`dpconvex.mechanisms.noisy_gd` (give exactly one of ``epsilon`` and ``sigma``;
+        σ is the standard deviation of the output noise N(0, σ² I); the objective must be strongly
+        convex, i.e. λ > 0 except for the quadratic loss).  The sensitivity replay needs a
+        non-expansive (Euclidean) projection: an ``LpBall`` with p < 2 raises ``ValueError``.
+    variant : {"nsgd", "rsgd_ar", "outpert_gd"}
+        See the module docstring.
+    batch_size : int or "auto"
+        ``"auto"``: min(4000, n) (Chen et al. §5); OutPert-GD always uses n.  Must be ≤ n.
+    epochs : int or "auto"
+        T.  ``"auto"``: 20 for the mini-batch variants; for OutPert-GD the T with ρ^T ≤ 1/n.
+    step_size : float or "auto"
+        η₀.  ``"auto"``: 2/(L + μ), the step minimising ρ = max{|1 − ημ|, |1 − ηL|} (Prop. 2 proof).
+        Must lie in (0, 2/L) so that the first epoch contracts.
+    averaging_interval : int or "auto"
+        τ of RSGD-AR (``"auto"``: 5); ignored by the other variants.
+    """
+    return train_with_keywords(plan, train, locals())
 
 
 def nsgd(X, y, **kwargs) -> TrainingResult:

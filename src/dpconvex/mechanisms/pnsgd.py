@@ -33,21 +33,24 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..accounting import hockey_stick as accountant
-from ..accounting.hockey_stick import NOISES, RANDOM_STOP_THEOREM
-from ..certificate import PrivacyCertificate
+from ..accounting.hockey_stick import NOISES
 from ..constraints import Constraint, L2Ball
 from ..losses import Loss
-from .._validation import make_rng, prepare_training_inputs
+from ..problem import Problem
+from .._validation import make_rng
+from ._certify import certify
 from ._geometry import require_euclidean_projection
+from ._keywords import train_with_keywords
 from .noisy_gd import TrainingResult, comparator_norm_bound
 
-__all__ = ["pnsgd", "default_step_size"]
+__all__ = ["PNSGDPlan", "pnsgd", "plan", "train", "default_step_size"]
 
 UPDATE_RULE = "x <- Proj_K(x - step_size*(grad loss(x; record k) + l2*x + Z_k)), one record per step, x_0 = 0"
 
@@ -103,6 +106,136 @@ def _check_options(noise: str, dimension: int, constraint: Constraint | str, ran
         )
 
 
+@dataclass(frozen=True)
+class PNSGDPlan:
+    """A resolved PNSGD run: the accounting event (noise level, step size, stopping rule), the noise family, K."""
+
+    event: accountant.PNSGDEvent
+    noise: str
+    constraint: L2Ball
+
+
+def plan(problem: Problem, *, noise: str = "gaussian", random_stop: bool = False,
+         step_size: float | str = "auto") -> PNSGDPlan:
+    """Resolve K and the step of :func:`pnsgd`, and calibrate the noise for the worst record, from public quantities.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem record (only its shape and declarations are read); its ``constraint`` may be
+        ``"auto"`` (the ball of radius √(2ℓ(0)/λ)).
+    noise, random_stop, step_size
+        As in :func:`pnsgd`.
+
+    Returns
+    -------
+    PNSGDPlan
+
+    Raises
+    ------
+    ValueError
+        Naming the option and its valid range, or for a set K that is not an L2 ball.
+    """
+    n, dimension, constraint = problem.n, problem.dimension, problem.constraint
+    epsilon, delta = problem.target.epsilon, problem.target.delta
+    _check_options(noise, dimension, constraint, random_stop)
+    if constraint == "auto":
+        if not problem.l2 > 0:
+            raise ValueError("constraint='auto' needs l2_regularization > 0 (radius √(2ℓ(0)/λ)); "
+                             "otherwise pass constraint=L2Ball(radius).")
+        constraint = L2Ball(comparator_norm_bound(problem.loss_at_zero(), problem.l2, np.inf))
+    constants = problem.constants(constraint)
+    lipschitz = constants.gradient_sensitivity / 2.0  # the paper's 2L is our S_g (derivation in module doc)
+    keyword = NOISES[noise][0]
+    common = dict(n=n, lipschitz=lipschitz, smoothness=constants.smoothness,
+                  strong_convexity=constants.strong_convexity, diameter=constraint.diameter)
+
+    def noise_variance(level: float) -> float:  # E‖Z‖²: dσ² (Gaussian) or 2b² (Laplace, d = 1)
+        return dimension * level**2 if noise == "gaussian" else 2.0 * level**2
+
+    if epsilon is not None:
+        # The fixed-stop worst record (t = n) does not depend on η, so calibrate it first.
+        level = accountant.calibrate_pnsgd_noise(epsilon, delta, **common, step_size=1.0, noise=noise)
+    else:
+        level = float(problem.target.sigma)
+    if step_size == "auto":
+        step_size = default_step_size(n, constants.smoothness, constants.strong_convexity, constraint.radius,
+                                      constants.lipschitz_regularized, noise_variance(level))
+    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool) and 0 < step_size < np.inf):
+        raise ValueError(f"step_size must be 'auto' or a finite number > 0; got {step_size!r}.")
+    step_size = float(step_size)
+    if epsilon is not None and random_stop:
+        level = accountant.calibrate_pnsgd_noise(epsilon, delta, **common, step_size=step_size, noise=noise,
+                                                 random_stop=True)
+    event = accountant.PNSGDEvent(**common, step_size=step_size, random_stop=random_stop, **{keyword: level})
+    return PNSGDPlan(event=event, noise=noise, constraint=constraint)
+
+
+def train(problem: Problem, plan: PNSGDPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
+    """Run the planned pass over the problem's rows in order and certify the released iterate per record.
+
+    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`pnsgd`; returns the
+    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult` (its certificate's ``record_profile[t − 1]``
+    is δ_t at the certified ε).
+    """
+    event, noise, constraint = plan.event, plan.noise, plan.constraint
+    n, dimension, l2, loss = problem.n, problem.dimension, problem.l2, problem.loss
+    epsilon, delta = problem.target.epsilon, problem.target.delta
+    keyword = NOISES[noise][0]
+    level, step_size, random_stop = getattr(event, keyword), event.step_size, event.random_stop
+    gradient_sensitivity = problem.constants(constraint).gradient_sensitivity
+    curve = {name: value for name, value in dataclasses.asdict(event).items() if name != "record"}
+
+    privacy = accountant.account_pnsgd(event, delta)
+    if epsilon is not None and privacy.epsilon > epsilon:
+        # ε is read off the δ(ε) curve to a relative 1e-10 and can land just above the target; the
+        # calibration chose the noise so that every record's δ at the target itself is ≤ δ (re-checked
+        # here), and δ(ε) decreases in ε, so the target is the certified ε.
+        _, worst = accountant.pnsgd_profile(float(epsilon), **curve)
+        if float(worst) <= delta:
+            privacy = dataclasses.replace(privacy, epsilon=float(epsilon))
+    profile, _ = accountant.pnsgd_profile(privacy.epsilon, **curve)
+    composition = _one_step_epsilon(noise, gradient_sensitivity, level, delta)
+
+    rng = make_rng(random_state)
+    stop = int(rng.integers(1, n + 1)) if random_stop else n
+    draw = (lambda: rng.normal(0.0, level, dimension)) if noise == "gaussian" else (lambda: rng.laplace(0.0, level, 1))
+    X, y = problem.data.X, problem.data.y
+    theta = np.zeros(dimension)
+    released = np.zeros(dimension)
+    for k in range(1, n + 1):  # all n steps whatever T is: the work done must not reveal T
+        gradient = loss.per_example_gradients(theta, X[k - 1:k], y[k - 1:k])[0] + l2 * theta
+        theta = constraint.project(theta - step_size * (gradient + draw()))
+        np.copyto(released, theta, where=k == stop)  # the same masked copy at every step
+
+    notes = []
+    rho = accountant.gradient_step_lipschitz(step_size, event.smoothness, event.strong_convexity)
+    if rho >= 1.0:
+        notes.append(f"rho = {rho:.4g} >= 1 (step_size above 2/(smoothness + strong_convexity) or l2 = 0): "
+                     "amplification comes only from the diameter cap")
+    if random_stop:
+        notes.append("the output is x_T for a secret T ~ Unif{1..n}; T is not reported (revealing it voids Thm 5)")
+    certificate = certify("pnsgd", privacy, problem, {
+        "lipschitz": event.lipschitz,
+        "gradient_sensitivity": gradient_sensitivity,
+        "strong_convexity": event.strong_convexity,
+        "smoothness": event.smoothness,
+        "step_size": step_size,
+        "rho": rho,
+        "diameter": constraint.diameter,
+        "constraint": constraint.describe(),
+        "noise": noise,
+        "noise_parameter": f"{keyword} of Z_k; the parameters move by step_size * Z_k",
+        "random_stop": random_stop,
+        "worst_record": 1 if random_stop else n,
+        "update_rule": UPDATE_RULE,
+        "neighbouring": "replace-one",
+        "released": "x_T, T ~ Unif{1..n} secret" if random_stop else "last iterate only",
+    }, sigma=level, iterations=n, composition_epsilon=composition, notes=tuple(notes),
+        record_profile=tuple(float(v) for v in profile))
+    return TrainingResult(coef=released, certificate=certificate)
+
+
 def pnsgd(
     X: NDArray,
     y: NDArray,
@@ -122,6 +255,8 @@ def pnsgd(
     random_state: None | int | np.random.Generator = None,
 ) -> TrainingResult:
     """Train by one pass of projected noisy SGD and certify the released iterate per record.
+
+    :func:`plan`, then :func:`train`, on the validated data.
 
     When to use: a faithful reproduction of Asoodeh, Diaz, Calmon 2020's per-record E_γ contraction
     certificate, for studying per-record privacy profiles (``record_profile``).  Not for accuracy on
@@ -168,114 +303,4 @@ def pnsgd(
     TrainingResult
         ``coef`` and a certificate whose ``record_profile[t − 1]`` is δ_t at the certified ε.
     """
-    X, y = prepare_training_inputs(
-        X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, sigma=sigma, delta=delta,
-        data_norm=data_norm, label_bound=label_bound, strict=strict,
-    )
-    notes: list[str] = []
-    n, dimension = X.shape[0], loss.parameter_dimension(X.shape[1])
-    _check_options(noise, dimension, constraint, random_stop)
-    if constraint == "auto":
-        if not l2_regularization > 0:
-            raise ValueError("constraint='auto' needs l2_regularization > 0 (radius √(2ℓ(0)/λ)); "
-                             "otherwise pass constraint=L2Ball(radius).")
-        constraint = L2Ball(comparator_norm_bound(loss.loss_at_zero(data_norm, label_bound), l2_regularization, np.inf))
-    constants = loss.constants(data_norm, l2_regularization, constraint, label_bound)
-    lipschitz = constants.gradient_sensitivity / 2.0  # the paper's 2L is our S_g (derivation in module doc)
-    keyword, fixed_theorem = NOISES[noise]
-    common = dict(n=n, lipschitz=lipschitz, smoothness=constants.smoothness,
-                  strong_convexity=constants.strong_convexity, diameter=constraint.diameter)
-
-    def noise_variance(level: float) -> float:  # E‖Z‖²: dσ² (Gaussian) or 2b² (Laplace, d = 1)
-        return dimension * level**2 if noise == "gaussian" else 2.0 * level**2
-
-    def step_for(level: float) -> float:
-        return default_step_size(n, constants.smoothness, constants.strong_convexity, constraint.radius,
-                                 constants.lipschitz_regularized, noise_variance(level))
-
-    if epsilon is not None:
-        # The fixed-stop worst record (t = n) does not depend on η, so calibrate it first.
-        level = accountant.calibrate_pnsgd_noise(epsilon, delta, **common, step_size=1.0, noise=noise)
-        if step_size == "auto":
-            step_size = step_for(level)
-    else:
-        level = float(sigma)
-        if step_size == "auto":
-            step_size = step_for(level)
-    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool) and 0 < step_size < np.inf):
-        raise ValueError(f"step_size must be 'auto' or a finite number > 0; got {step_size!r}.")
-    step_size = float(step_size)
-    if epsilon is not None and random_stop:
-        level = accountant.calibrate_pnsgd_noise(epsilon, delta, **common, step_size=step_size, noise=noise,
-                                                 random_stop=True)
-
-    privacy = accountant.account_pnsgd(accountant.PNSGDEvent(**common, step_size=step_size, random_stop=random_stop,
-                                                             **{keyword: level}), delta)
-    if epsilon is not None and privacy.epsilon > epsilon:
-        # ε is read off the δ(ε) curve to a relative 1e-10 and can land just above the target; the
-        # calibration chose the noise so that every record's δ at the target itself is ≤ δ (re-checked
-        # here), and δ(ε) decreases in ε, so the target is the certified ε.
-        _, worst = accountant.pnsgd_profile(float(epsilon), **common, step_size=step_size, random_stop=random_stop,
-                                            **{keyword: level})
-        if float(worst) <= delta:
-            privacy = dataclasses.replace(privacy, epsilon=float(epsilon))
-    profile, _ = accountant.pnsgd_profile(privacy.epsilon, **common, step_size=step_size, random_stop=random_stop,
-                                          **{keyword: level})
-    composition = _one_step_epsilon(noise, constants.gradient_sensitivity, level, delta)
-
-    rng = make_rng(random_state)
-    stop = int(rng.integers(1, n + 1)) if random_stop else n
-    draw = (lambda: rng.normal(0.0, level, dimension)) if noise == "gaussian" else (lambda: rng.laplace(0.0, level, 1))
-    theta = np.zeros(dimension)
-    released = np.zeros(dimension)
-    for k in range(1, n + 1):  # all n steps whatever T is: the work done must not reveal T
-        gradient = loss.per_example_gradients(theta, X[k - 1:k], y[k - 1:k])[0] + l2_regularization * theta
-        theta = constraint.project(theta - step_size * (gradient + draw()))
-        np.copyto(released, theta, where=k == stop)  # the same masked copy at every step
-
-    rho = accountant.gradient_step_lipschitz(step_size, constants.smoothness, constants.strong_convexity)
-    if rho >= 1.0:
-        notes.append(f"rho = {rho:.4g} >= 1 (step_size above 2/(smoothness + strong_convexity) or l2 = 0): "
-                     "amplification comes only from the diameter cap")
-    if random_stop:
-        notes.append("the output is x_T for a secret T ~ Unif{1..n}; T is not reported (revealing it voids Thm 5)")
-    certificate = PrivacyCertificate(
-        mechanism="pnsgd",
-        epsilon=privacy.epsilon,
-        delta=privacy.delta,
-        bound=privacy.bound,
-        theorem=RANDOM_STOP_THEOREM if random_stop else fixed_theorem,
-        conditions=privacy.assumptions,
-        assumptions={
-            "n": n,
-            "dimension": dimension,
-            "loss": loss.name,
-            "data_norm": data_norm,
-            "label_bound": label_bound,
-            "l2_regularization": l2_regularization,
-            "lipschitz": lipschitz,
-            "gradient_sensitivity": constants.gradient_sensitivity,
-            "strong_convexity": constants.strong_convexity,
-            "smoothness": constants.smoothness,
-            "step_size": step_size,
-            "rho": rho,
-            "diameter": constraint.diameter,
-            "constraint": constraint.describe(),
-            "noise": noise,
-            "noise_parameter": f"{keyword} of Z_k; the parameters move by step_size * Z_k",
-            "random_stop": random_stop,
-            "worst_record": 1 if random_stop else n,
-            "update_rule": UPDATE_RULE,
-            "neighbouring": "replace-one",
-            "released": "x_T, T ~ Unif{1..n} secret" if random_stop else "last iterate only",
-        },
-        order=None,
-        conversion=privacy.conversion,
-        sigma=level,
-        iterations=n,
-        candidates=privacy.candidates,
-        composition_epsilon=composition,
-        notes=tuple(notes),
-        record_profile=tuple(float(v) for v in profile),
-    )
-    return TrainingResult(coef=released, certificate=certificate)
+    return train_with_keywords(plan, train, locals())

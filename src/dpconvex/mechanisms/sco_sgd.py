@@ -26,19 +26,22 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..accounting import private_sco as accountant
-from ..certificate import PrivacyCertificate
 from ..constraints import Constraint, L2Ball
-from ..losses import Loss
+from ..losses import Loss, LossConstants
 from ..mirror_maps import POTENTIALS, EuclideanPotential, PNormPotential
-from .._validation import make_rng, prepare_training_inputs
+from ..problem import Problem
+from .._validation import make_rng
+from ._certify import certify
+from ._keywords import train_with_keywords
 from .noisy_gd import TrainingResult, comparator_norm_bound
 
-__all__ = ["sco_noisy_sgd", "default_step_size"]
+__all__ = ["SCOPlan", "sco_noisy_sgd", "plan", "train", "default_step_size"]
 
 UPDATE_RULE = ("w <- Bregman-project(grad Phi*(grad Phi(w) - step_size*(g + xi))), g = subgradient of a fresh "
                "record (+ l2*w) or 0 for a seen one, xi ~ N(0, sigma^2 I); stop at n/2 distinct records or 2n steps; "
@@ -57,8 +60,8 @@ def default_step_size(n: int, diameter: float, lipschitz: float, sigma: float, n
         math.sqrt(n) * (lipschitz + sigma * noise_norm_factor))
 
 
-def _resolve_geometry(potential, constraint, loss: Loss, l2_regularization: float, data_norm: float,
-                      label_bound: float | None):
+def _resolve_geometry(potential, problem: Problem):
+    constraint = problem.constraint
     if isinstance(potential, str):
         if potential not in POTENTIALS or potential == "p-norm":
             raise ValueError(f"potential must be 'euclidean' or a PNormPotential(p) instance; got {potential!r}.")
@@ -66,10 +69,10 @@ def _resolve_geometry(potential, constraint, loss: Loss, l2_regularization: floa
     if not isinstance(potential, (EuclideanPotential, PNormPotential)):
         raise ValueError(f"potential must be 'euclidean' or a PNormPotential(p) instance; got {potential!r}.")
     if constraint == "auto":
-        if not l2_regularization > 0:
+        if not problem.l2 > 0:
             raise ValueError("constraint='auto' needs l2_regularization > 0 (radius sqrt(2 loss(0)/l2)); "
                              "otherwise pass a bounded constraint, e.g. L2Ball(radius).")
-        radius = comparator_norm_bound(loss.loss_at_zero(data_norm, label_bound), l2_regularization, np.inf)
+        radius = comparator_norm_bound(problem.loss_at_zero(), problem.l2, np.inf)
         constraint = potential.constraint_type(radius) if potential.constraint_type is L2Ball else \
             potential.constraint_type(radius, potential.p)
     if not isinstance(constraint, potential.constraint_type) or getattr(constraint, "p", 2.0) != potential.p:
@@ -78,6 +81,111 @@ def _resolve_geometry(potential, constraint, loss: Loss, l2_regularization: floa
             f" with p = {potential.p:g}, whose Bregman projection is implemented); got {constraint!r}."
         )
     return potential, constraint
+
+
+@dataclass(frozen=True)
+class SCOPlan:
+    """A resolved run of Algorithm 1: the event (σ, n, sensitivity), the set W, the mirror map, the step size
+    and the loss's constants on W."""
+
+    event: accountant.SCOEvent
+    constraint: Constraint
+    potential: EuclideanPotential | PNormPotential
+    step_size: float
+    constants: LossConstants
+
+
+def plan(problem: Problem, *, step_size: float | str = "auto",
+         potential: str | EuclideanPotential | PNormPotential = "euclidean") -> SCOPlan:
+    """Resolve the set, the mirror map and the step of :func:`sco_noisy_sgd`, and calibrate σ, from public quantities.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem record (only its shape and declarations are read); its ``constraint`` may be
+        ``"auto"`` (the ball of radius √(2ℓ(0)/λ)).
+    step_size, potential
+        As in :func:`sco_noisy_sgd`.
+
+    Returns
+    -------
+    SCOPlan
+
+    Raises
+    ------
+    ValueError
+        For n < 2, a target ε with n = 2, a constraint that does not match the potential, or a
+        bad step size.
+    """
+    n, dimension, target = problem.n, problem.dimension, problem.target
+    if n < 2:
+        raise ValueError(f"sco_noisy_sgd needs n >= 2 records; got {n}.")
+    potential, constraint = _resolve_geometry(potential, problem)
+    # ‖w‖₂ ≤ ‖w‖_p for p ≤ 2: the L2 ball of the same radius holds W, so its constants are valid on W.
+    constants = problem.constants(L2Ball(constraint.radius))
+    sigma = target.sigma
+    if target.epsilon is not None:
+        sigma = accountant.calibrate_sco_sigma(n, constants.gradient_sensitivity, float(target.epsilon),
+                                               float(target.delta))
+    event = accountant.SCOEvent(n=n, sensitivity=constants.gradient_sensitivity, sigma=float(sigma), steps=2 * n)
+    if step_size == "auto":
+        step_size = default_step_size(n, constraint.diameter, constants.lipschitz_regularized, event.sigma,
+                                      potential.noise_norm_factor(dimension), potential.p - 1.0)
+    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool) and 0 < step_size < np.inf):
+        raise ValueError(f"step_size must be 'auto' or a finite number > 0; got {step_size!r}.")
+    return SCOPlan(event=event, constraint=constraint, potential=potential, step_size=step_size, constants=constants)
+
+
+def train(problem: Problem, plan: SCOPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
+    """Run Algorithm 1 as planned on the problem's data and certify the averaged output.
+
+    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`sco_noisy_sgd`; returns the
+    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
+    """
+    event, constraint, potential, step_size = plan.event, plan.constraint, plan.potential, plan.step_size
+    n, dimension, l2, loss, delta = problem.n, problem.dimension, problem.l2, problem.loss, problem.target.delta
+    X, y, max_steps = problem.data.X, problem.data.y, event.steps
+    privacy = accountant.account_sco(event, delta)
+
+    rng = make_rng(random_state)
+    w = np.zeros(dimension)
+    seen = np.zeros(n, dtype=bool)
+    fresh_sum, fresh_count, steps = np.zeros(dimension), 0, 0
+    while fresh_count < n / 2 and steps < max_steps:
+        index = int(rng.integers(n))
+        noise = rng.normal(0.0, event.sigma, dimension)
+        if seen[index]:
+            gradient = np.zeros(dimension)
+        else:
+            seen[index] = True
+            fresh_sum += w
+            fresh_count += 1
+            gradient = loss.per_example_gradients(w, X[index:index + 1], y[index:index + 1])[0] + l2 * w
+        w = constraint.project(potential.inverse_mirror(potential.mirror(w) - step_size * (gradient + noise)))
+        steps += 1
+    notes = ["certified by the single-use bound for the released average only (the last fresh record's "
+             "gradient never reaches it); the paper's Lemma 2 + Thm 5 and per-step subsampled-Gaussian "
+             "composition are smaller but rest on an unproven step (hidden set of seen records), so they are only "
+             "reported, by `dpconvex account sco`"]
+    if fresh_count < n / 2:
+        notes.append(f"stopped at tau_max = 2n = {max_steps} steps with {fresh_count} fresh records "
+                     "(probability <= 2 exp(-n/16), Arora et al. Thm 2)")
+
+    certificate = certify("sco_noisy_sgd", privacy, problem, {
+        "lipschitz": plan.constants.lipschitz, "gradient_sensitivity": event.sensitivity,
+        "step_size": float(step_size), "constraint": constraint.describe(), "diameter": constraint.diameter,
+        "potential": potential.name if potential.p == 2.0 else f"{potential.name} (p = {potential.p:g})",
+        "max_steps": max_steps,
+        # τ depends only on the sampled indices, never on the data: reporting it costs no privacy.
+        "steps_run": steps, "fresh_steps": fresh_count,
+        "sigma_convention": "xi ~ N(0, sigma^2 I) added to the (sub)gradient",
+        "update_rule": UPDATE_RULE, "neighbouring": "replace-one",
+        "released": "average of the fresh-step iterates (each taken before its step's update); the trajectory "
+                    "stays hidden",
+    }, sigma=event.sigma, iterations=max_steps,
+        # Every iterate published: the single-use bound must then count the last fresh record too.
+        composition_epsilon=accountant.single_use_epsilon(event, delta, released="trajectory"), notes=tuple(notes))
+    return TrainingResult(coef=fresh_sum / fresh_count, certificate=certificate)
 
 
 def sco_noisy_sgd(
@@ -98,6 +206,8 @@ def sco_noisy_sgd(
     random_state: None | int | np.random.Generator = None,
 ) -> TrainingResult:
     """Train by Algorithm 1 of Arora, Marinov, Ullah and certify the averaged output.
+
+    :func:`plan`, then :func:`train`, on the validated data.
 
     When to use: a faithful reproduction of Arora, Marinov, Ullah's non-smooth private SCO algorithm
     — the only trainer for non-smooth losses (hinge, absolute error) and non-Euclidean ℓ_p balls.
@@ -134,82 +244,4 @@ def sco_noisy_sgd(
     random_state : None, int or Generator
         ``None`` (default): OS-seeded noise and sampling — the only choice for a release.
     """
-    if not (isinstance(l2_regularization, numbers.Real) and math.isfinite(l2_regularization)
-            and l2_regularization >= 0):
-        raise ValueError(f"l2_regularization must be finite and >= 0; got {l2_regularization!r}.")
-    X, y = prepare_training_inputs(
-        X, y, loss=loss, l2_regularization=l2_regularization, epsilon=epsilon, sigma=sigma, delta=delta,
-        data_norm=data_norm, label_bound=label_bound, strict=strict, require_smooth=False,
-    )
-    notes: list[str] = []
-    n, dimension = X.shape[0], loss.parameter_dimension(X.shape[1])
-    if n < 2:
-        raise ValueError(f"sco_noisy_sgd needs n >= 2 records; got {n}.")
-    potential, constraint = _resolve_geometry(potential, constraint, loss, l2_regularization, data_norm, label_bound)
-    # ‖w‖₂ ≤ ‖w‖_p for p ≤ 2: the L2 ball of the same radius holds W, so its constants are valid on W.
-    constants = loss.constants(data_norm, l2_regularization, L2Ball(constraint.radius), label_bound)
-    max_steps = 2 * n
-    if epsilon is not None:
-        sigma = accountant.calibrate_sco_sigma(n, constants.gradient_sensitivity, float(epsilon), float(delta))
-    event = accountant.SCOEvent(n=n, sensitivity=constants.gradient_sensitivity, sigma=float(sigma), steps=max_steps)
-    privacy = accountant.account_sco(event, delta)
-    if step_size == "auto":
-        step_size = default_step_size(n, constraint.diameter, constants.lipschitz_regularized, event.sigma,
-                                      potential.noise_norm_factor(dimension), potential.p - 1.0)
-    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool) and 0 < step_size < np.inf):
-        raise ValueError(f"step_size must be 'auto' or a finite number > 0; got {step_size!r}.")
-
-    rng = make_rng(random_state)
-    w = np.zeros(dimension)
-    seen = np.zeros(n, dtype=bool)
-    fresh_sum, fresh_count, steps = np.zeros(dimension), 0, 0
-    while fresh_count < n / 2 and steps < max_steps:
-        index = int(rng.integers(n))
-        noise = rng.normal(0.0, event.sigma, dimension)
-        if seen[index]:
-            gradient = np.zeros(dimension)
-        else:
-            seen[index] = True
-            fresh_sum += w
-            fresh_count += 1
-            gradient = loss.per_example_gradients(w, X[index:index + 1], y[index:index + 1])[0] + l2_regularization * w
-        w = constraint.project(potential.inverse_mirror(potential.mirror(w) - step_size * (gradient + noise)))
-        steps += 1
-    notes.append("certified by the single-use bound for the released average only (the last fresh record's "
-                 "gradient never reaches it); the paper's Lemma 2 + Thm 5 and per-step subsampled-Gaussian "
-                 "composition are smaller but rest on an unproven step (hidden set of seen records), so they are only "
-                 "reported, by `dpconvex account sco`")
-    if fresh_count < n / 2:
-        notes.append(f"stopped at tau_max = 2n = {max_steps} steps with {fresh_count} fresh records "
-                     "(probability <= 2 exp(-n/16), Arora et al. Thm 2)")
-
-    certificate = PrivacyCertificate(
-        mechanism="sco_noisy_sgd",
-        epsilon=privacy.epsilon,
-        delta=privacy.delta,
-        bound=privacy.bound,
-        theorem=privacy.theorem,
-        conditions=privacy.assumptions,
-        assumptions={
-            "n": n, "dimension": dimension, "loss": loss.name, "data_norm": data_norm, "label_bound": label_bound,
-            "l2_regularization": l2_regularization, "lipschitz": constants.lipschitz,
-            "gradient_sensitivity": constants.gradient_sensitivity, "step_size": float(step_size),
-            "constraint": constraint.describe(), "diameter": constraint.diameter,
-            "potential": potential.name if potential.p == 2.0 else f"{potential.name} (p = {potential.p:g})",
-            "max_steps": max_steps,
-            # τ depends only on the sampled indices, never on the data: reporting it costs no privacy.
-            "steps_run": steps, "fresh_steps": fresh_count, "sigma_convention": "xi ~ N(0, sigma^2 I) added to the (sub)gradient",
-            "update_rule": UPDATE_RULE, "neighbouring": "replace-one",
-            "released": "average of the fresh-step iterates (each taken before its step's update); the trajectory "
-                        "stays hidden",
-        },
-        order=None,
-        conversion=privacy.conversion,
-        sigma=event.sigma,
-        iterations=max_steps,
-        candidates=privacy.candidates,
-        # Every iterate published: the single-use bound must then count the last fresh record too.
-        composition_epsilon=accountant.single_use_epsilon(event, delta, released="trajectory"),
-        notes=tuple(notes),
-    )
-    return TrainingResult(coef=fresh_sum / fresh_count, certificate=certificate)
+    return train_with_keywords(plan, train, locals(), require_smooth=False)

@@ -1,0 +1,261 @@
+"""The problem record every mechanism trains on: data access, loss, domain, declared bounds and privacy target.
+
+A :class:`Problem` is built once at the boundary (:meth:`Problem.from_arrays` validates and clips
+the data, checks the declarations) and then travels unchanged: a mechanism's ``plan(problem,
+**options)`` resolves its hyperparameters and calibrates the noise from public quantities only
+(n, d and the declarations, never the values), and its ``train(problem, plan, random_state)``
+runs and certifies (:mod:`dpconvex.mechanisms.registry`).  The data reach the gradient through
+one method, :meth:`InMemoryData.gradient_sum`, so that another data backend can stand in for the
+in-memory arrays; a plan sees only the data's shape (:class:`DataShape` where there are no data).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import numbers
+from dataclasses import dataclass, field
+from functools import cached_property
+import numpy as np
+from numpy.typing import NDArray
+
+from ._validation import check_privacy_budget, check_training_data, enforce_label_bound, enforce_norm_bound
+from .constraints import Constraint, Unconstrained
+from .losses import Loss, LossConstants, row_norms
+
+__all__ = ["PrivacyTarget", "DataShape", "InMemoryData", "Problem", "PROBLEM_KEYWORDS"]
+
+
+@dataclass(frozen=True)
+class PrivacyTarget:
+    """What a run must meet at δ: a target ε (the mechanism calibrates its noise) or a given noise level σ.
+
+    Parameters
+    ----------
+    delta : float
+        δ of the certificate, in (0, 1).
+    epsilon, sigma : float, optional
+        Exactly one: the target ε > 0, or σ > 0 in the mechanism's own noise convention.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and its range, or if both or neither of ``epsilon`` and ``sigma`` are given.
+    """
+
+    delta: float
+    epsilon: float | None = None
+    sigma: float | None = None
+
+    def __post_init__(self) -> None:
+        check_privacy_budget(1.0 if self.epsilon is None else self.epsilon, self.delta)
+        if (self.epsilon is None) == (self.sigma is None):
+            raise ValueError("give exactly one of epsilon (target) or sigma (noise level).")
+        sigma = self.sigma
+        if sigma is not None and not (isinstance(sigma, numbers.Real) and np.isfinite(sigma) and sigma > 0):
+            raise ValueError(f"sigma must be finite and > 0; got {sigma!r}.")
+
+
+@dataclass(frozen=True)
+class DataShape:
+    """All a plan may read of the data: ``n`` records of ``n_features`` features (for planning without data)."""
+
+    n: int
+    n_features: int
+
+
+@dataclass(frozen=True, eq=False)
+class InMemoryData:
+    """Validated in-memory data: float64 features ``X`` (n, d) and targets ``y`` (n,).
+
+    Trainers read the data through :meth:`gradient_sum` (and the one-pass trainers through their
+    rows); a shuffled run reorders the rows once with :meth:`permuted`.
+    """
+
+    X: NDArray[np.float64]
+    y: NDArray[np.float64]
+
+    @property
+    def n(self) -> int:
+        """Number of records."""
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        """Number of features."""
+        return int(self.X.shape[1])
+
+    @cached_property
+    def row_norms(self) -> NDArray[np.float64]:
+        """‖xᵢ‖₂ of every row, computed on first use (per-example clipping reads them at every step)."""
+        return row_norms(self.X)
+
+    def gradient_sum(self, loss: Loss, w: NDArray[np.float64], clip_norm: float | None,
+                     rows: None | slice | NDArray[np.integer] = None) -> NDArray[np.float64]:
+        """Σ clip(∇ℓ(w; xᵢ, yᵢ)) over ``rows``, each per-example gradient clipped to norm ``clip_norm``.
+
+        Parameters
+        ----------
+        loss : Loss
+            The per-example loss (:meth:`~dpconvex.losses.Loss.gradient_sum` computes the sum).
+        w : ndarray
+            The parameters.
+        clip_norm : float or None
+            The clip norm C; ``None`` sums the gradients unclipped.
+        rows : None, slice or ndarray of int
+            Every row, a contiguous slice, or a sorted index array (gathered by ``ndarray.take``,
+            faster than fancy indexing).
+
+        Returns
+        -------
+        ndarray
+            The sum, shape (d,) (d·K for a K-class loss).
+        """
+        norms = None if clip_norm is None else self.row_norms
+        if rows is None:
+            X, y = self.X, self.y
+        elif isinstance(rows, slice):
+            X, y, norms = self.X[rows], self.y[rows], None if norms is None else norms[rows]
+        else:
+            X, y, norms = self.X.take(rows, 0), self.y.take(rows), None if norms is None else norms.take(rows)
+        return loss.gradient_sum(w, X, y, clip_norm, norms)
+
+    def permuted(self, order: NDArray[np.integer]) -> InMemoryData:
+        """The records in ``order`` (a permutation of 0..n − 1)."""
+        return InMemoryData(self.X[order], self.y[order])
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One training problem: the data access, the loss and its domain, the declared bounds, the privacy target.
+
+    Build it with :meth:`from_arrays`, which validates the data once; a mechanism's plan reads
+    only ``n``, ``dimension`` and the declarations.
+
+    Attributes
+    ----------
+    data : InMemoryData or DataShape
+        The validated data (clipped to the declared bounds), or only their shape for planning.
+    loss : Loss
+        The per-example loss.
+    l2_regularization : float or "auto"
+        λ ≥ 0 in f = mean loss + (λ/2)‖w‖²; ``"auto"`` leaves it to the mechanism (``method="auto"`` only).
+    constraint : Constraint or "auto"
+        The projection's set; ``"auto"`` lets the mechanism choose its own ball.
+    data_norm, label_bound : float
+        Declared bounds on ‖x‖₂ and |y| (``label_bound`` None for classification).
+    target : PrivacyTarget
+        ε or σ, and δ.
+    strict : bool
+        Whether rows or targets beyond the bounds raised instead of being clipped.
+    """
+
+    data: InMemoryData | DataShape
+    loss: Loss
+    l2_regularization: float | str
+    constraint: Constraint | str
+    data_norm: float
+    label_bound: float | None
+    target: PrivacyTarget
+    strict: bool = False
+    _constants: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        l2 = self.l2_regularization
+        if l2 != "auto" and not (isinstance(l2, numbers.Real) and np.isfinite(l2) and l2 >= 0):
+            raise ValueError(f"l2_regularization must be finite and >= 0; got {l2!r}.")
+
+    @classmethod
+    def from_arrays(
+        cls, X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | str, delta: float,
+        epsilon: float | None = None, sigma: float | None = None, data_norm: float = 1.0,
+        label_bound: float | None = None, constraint: Constraint | str = Unconstrained(), strict: bool = False,
+        require_smooth: bool = True,
+    ) -> Problem:
+        """Validate X and y once and record them with the declarations.
+
+        The labels must be ones the loss accepts (:meth:`~dpconvex.losses.Loss.check_labels`);
+        rows above ``data_norm`` and regression targets above ``label_bound`` are clipped with a
+        :class:`~dpconvex.exceptions.PrivacyLeakWarning` (``strict``: ``ValueError``).  How many
+        were clipped depends on the data, so it goes to the warning (seen by the data holder) and
+        never into the certificate, which is released with the model: a count of clipped rows is
+        itself a sensitivity-1 statistic published without noise.
+
+        Parameters
+        ----------
+        X, y : array_like
+            Features (n, d) and targets (n,): finite, at least one record and one feature.
+        loss, l2_regularization, constraint, data_norm, label_bound, strict
+            As the attributes of the class.
+        delta, epsilon, sigma : float
+            The :class:`PrivacyTarget`.
+        require_smooth : bool
+            Refuse a loss without a finite smoothness constant (every mechanism but
+            ``sco_noisy_sgd`` and ``auto``, which trains non-smooth losses with it).
+
+        Returns
+        -------
+        Problem
+            The record, its data an :class:`InMemoryData`.
+
+        Raises
+        ------
+        ValueError
+            Naming the parameter or the data's fault and the valid range.
+        """
+        if require_smooth and not loss.smooth:
+            raise ValueError(f"the {loss.name} loss is not smooth, and this method needs a smooth loss "
+                             "(finite smoothness); use method='sco_noisy_sgd' (Arora, Marinov, Ullah).")
+        X, y = check_training_data(X, y)
+        problem = cls(DataShape(*X.shape), loss, l2_regularization, constraint, data_norm, label_bound,
+                      PrivacyTarget(delta, epsilon, sigma), strict)
+        loss.check_labels(y)
+        X, _ = enforce_norm_bound(X, data_norm, strict=strict)
+        if not loss.classification and label_bound is not None:
+            y, _ = enforce_label_bound(y, label_bound, strict=strict)
+        return dataclasses.replace(problem, data=InMemoryData(X, y))
+
+    @property
+    def n(self) -> int:
+        """Number of records."""
+        return self.data.n
+
+    @property
+    def n_features(self) -> int:
+        """Number of features."""
+        return self.data.n_features
+
+    @property
+    def dimension(self) -> int:
+        """Length of the parameter vector: d, or d·K for a K-class loss."""
+        return self.loss.parameter_dimension(self.data.n_features)
+
+    @property
+    def l2(self) -> float:
+        """λ as a number; ``ValueError`` for ``"auto"``, which only ``method="auto"`` resolves."""
+        if self.l2_regularization == "auto":
+            raise ValueError("l2_regularization='auto' is chosen by method='auto' only; give a number >= 0.")
+        return self.l2_regularization
+
+    def constants(self, constraint: Constraint, l2: float | None = None) -> LossConstants:
+        """The loss's declared constants on ``constraint`` at λ = ``l2`` (default: :attr:`l2`), computed once."""
+        l2 = self.l2 if l2 is None else l2
+        key = (constraint, l2)
+        if key not in self._constants:
+            self._constants[key] = self.loss.constants(self.data_norm, l2, constraint, self.label_bound)
+        return self._constants[key]
+
+    def loss_at_zero(self) -> float:
+        """The declared bound on ℓ(0; x, y) over the data domain (:meth:`~dpconvex.losses.Loss.loss_at_zero`)."""
+        return self.loss.loss_at_zero(self.data_norm, self.label_bound)
+
+    def declared_assumptions(self) -> dict:
+        """The certificate's first assumptions: n, dimension, loss, data_norm, label_bound and λ."""
+        return {"n": self.n, "dimension": self.dimension, "loss": self.loss.name, "data_norm": self.data_norm,
+                "label_bound": self.label_bound, "l2_regularization": self.l2_regularization}
+
+
+#: The keywords of :meth:`Problem.from_arrays` that a public trainer shares (the others are its options).
+PROBLEM_KEYWORDS: tuple[str, ...] = tuple(
+    name for name, parameter in inspect.signature(Problem.from_arrays).parameters.items()
+    if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name != "require_smooth")
