@@ -297,6 +297,8 @@ def _bad_input_cases():
         ("classes-one", LR(classes=[0]), X, y_class, r"'classes' parameter must be None or a sequence of at least two"),
         ("classes-repeated", SVC(classes=[1, 1]), X, y_class, r"'classes' parameter must be None or a sequence of at least two"),
         ("classes-2d", LR(classes=[[0, 1]]), X, y_class, r"'classes' parameter must be None or a sequence of at least two"),
+        ("classes-with-none", LR(classes=["a", None, "b"]), X, y_class, r"'classes' parameter holds None"),
+        ("classes-mixed-types", LR(classes=np.array([1, "a"], dtype=object)), X, y_class, r"'classes' parameter must hold labels of one sortable"),
         ("label-outside-classes", LR(classes=[0, 1]), X, np.arange(40) % 3, r"outside classes=\[0, 1\]: \[2\]"),
         ("label-outside-classes-svc", SVC(classes=["a", "b"]), X, y_class, r"outside classes=\['a', 'b'\]"),
     ]

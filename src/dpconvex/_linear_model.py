@@ -187,7 +187,15 @@ class PrivateClassifier(ClassifierMixin, PrivateLinearModel):
         """The sorted label set (declared, or read from y) and, if read from y, why that voids the guarantee."""
         if self.classes is not None:
             declared = np.asarray(self.classes)
-            if declared.ndim != 1 or declared.size < 2 or np.unique(declared).size != declared.size:
+            if declared.ndim == 1 and declared.dtype == object and any(label is None for label in declared):
+                raise ValueError(f"The 'classes' parameter holds None; labels must be values of one sortable type "
+                                 f"(e.g. all strings or all integers); got {self.classes!r}.")
+            try:
+                distinct = np.unique(declared).size if declared.ndim == 1 else -1
+            except TypeError as error:  # labels that do not sort together, e.g. 1 and "a"
+                raise ValueError(f"The 'classes' parameter must hold labels of one sortable type (e.g. all strings "
+                                 f"or all integers); got {self.classes!r}.") from error
+            if declared.ndim != 1 or declared.size < 2 or distinct != declared.size:
                 raise ValueError("The 'classes' parameter must be None or a sequence of at least two distinct "
                                  f"labels; got {self.classes!r}.")
             outside = ~np.isin(y, declared)
