@@ -52,19 +52,10 @@ def test_every_multiclass_target_is_registered_with_a_mutation_test():
 
 @pytest.mark.parametrize("name", sorted(MULTICLASS_TARGETS))
 def test_the_multiclass_targets_release_what_auto_releases(name):
-    target = AUDITS[name]
-    pair = target.make_pair()
-    for X, y in ((pair.X, pair.y), (pair.X_prime, pair.y_prime)):
-        for seed in (0, 1, 7):
-            expected = auto(X, y, loss=multiclass_loss(name), random_state=seed, **BUDGET)
-            released = target.run(X, y, seed, target.sigma(), target.delta)
-            assert np.array_equal(released.coef, expected.coef)
-            assert np.array_equal(target.release(X, y, seed), expected.coef)
-            ours, theirs = released.certificate, expected.certificate
-            assert (ours.mechanism, ours.bound, ours.sigma, ours.epsilon, ours.delta) == \
-                (theirs.mechanism, theirs.bound, theirs.sigma, theirs.epsilon, theirs.delta)
-            assert ours.mechanism == target.mechanism
-            assert ours.assumptions == theirs.assumptions
+    from test_audit_auto import assert_target_releases_as
+
+    assert_target_releases_as(AUDITS[name],
+                              lambda X, y, seed: auto(X, y, loss=multiclass_loss(name), random_state=seed, **BUDGET))
 
 
 @pytest.mark.parametrize("name", sorted(MULTICLASS_TARGETS))

@@ -19,18 +19,10 @@ from dpconvex.experiments import baselines as B
 from dpconvex.experiments.dpsgd import _clipped_sum_fn
 from dpconvex.losses import HuberizedHingeLoss, LogisticLoss
 from dpconvex.losses_multiclass import MultinomialLogisticLoss, OneVsRestLoss
+from test_baselines import _classes  # the same K-class data (unit rows, noisy argmax labels)
 
 K_CLASS_LOSSES = [MultinomialLogisticLoss(4), OneVsRestLoss(HuberizedHingeLoss(0.5), 4)]
 NEIGHBOURING = ["add_remove", "replace_one"]
-
-
-def _classes(n: int, d: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Unit rows; labels the argmax of a random linear score plus noise."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    y = np.argmax(X @ rng.normal(size=(d, k)) * 3 + rng.normal(size=(n, k)), axis=1).astype(float)
-    return X, y
 
 
 def _dp_accounting_epsilon(neighbouring: str, z: float, q: float, steps: int, delta: float) -> float:
