@@ -357,24 +357,25 @@ def account(event: TuningEvent, delta: float, *, bound: str = "best",
 
 
 def calibrate_base_mu(law: RepetitionLaw, epsilon: float, delta: float, *,
-                      base_curve: Callable[[float], tuple[NDArray, NDArray]] | None = None,
-                      start: float | None = None, orders: ArrayLike = DEFAULT_ORDERS, rtol: float = 1e-4) -> float:
+                      event_of: Callable[[float], TuningEvent] | None = None, start: float | None = None,
+                      orders: ArrayLike = DEFAULT_ORDERS, rtol: float = 1e-4) -> float:
     """The largest per-run budget μ (within ``rtol`` in ε) whose selection meets (ε, δ); never overshoots.
 
-    Each run of Q is μ-GDP, or, with ``base_curve``, has the RDP curve ``base_curve(μ)`` = (orders,
-    values) — e.g. the envelope of the candidates each calibrated to μ.  The best-of ε at ``delta``
-    (:func:`account`) grows with μ (every term of Thms 2 and 6 does), so
-    :func:`.calibration.smallest_noise` on 1/μ finds it: the returned μ is a point at which that ε
-    was evaluated and is at most ``epsilon``, with ε ≥ (1 − rtol)·``epsilon`` there or a bracket
-    narrower than a factor 1 + rtol.
+    By default each run of Q is μ-GDP; ``event_of(μ)`` describes the selection whose runs are
+    calibrated to the per-run budget μ otherwise (e.g. Q's actual μ-GDP parameter or RDP curve when
+    its parts are calibrated to μ).  The best-of ε at ``delta`` (:func:`account`) grows with the
+    base's curve (every term of Thms 2 and 6 does), so :func:`.calibration.smallest_noise` on 1/μ
+    finds the answer: a point at which that ε was evaluated and is at most ``epsilon``, with
+    ε ≥ (1 − rtol)·``epsilon`` there or a bracket narrower than a factor 1 + rtol.  (Should
+    ``event_of`` not grow with μ, the answer still meets the target; only its optimality is lost.)
 
     Parameters
     ----------
     law : TruncatedNegativeBinomial or PoissonRepetitions
     epsilon, delta : float
         The target.
-    base_curve : callable, optional
-        μ ↦ (orders, rdp) of one run at per-run budget μ; None: the μ-GDP curve.
+    event_of : callable, optional
+        μ ↦ :class:`TuningEvent` of the selection at per-run budget μ; None: ``TuningEvent(law, base_mu=μ)``.
     start : float, optional
         A first guess of μ (default: 0.7 × the μ that meets the target without tuning,
         :func:`.gdp.gdp_mu`); only the number of evaluations depends on it.
@@ -394,13 +395,10 @@ def calibrate_base_mu(law: RepetitionLaw, epsilon: float, delta: float, *,
         small that log E[K]/(α − 1) exceeds it at every order).
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    make = (lambda mu: TuningEvent(law, base_mu=mu)) if event_of is None else event_of
 
     def epsilon_at(noise: float) -> float:
-        if base_curve is None:
-            event = TuningEvent(law, base_mu=1.0 / noise)
-        else:
-            event = TuningEvent.from_curve(law, *base_curve(1.0 / noise))
-        return account(event, delta, orders=orders).epsilon
+        return account(make(1.0 / noise), delta, orders=orders).epsilon
 
     mu0 = 0.7 * gdp.gdp_mu(epsilon, delta) if start is None else check_positive(start, "start")
     return 1.0 / smallest_noise(epsilon_at, epsilon, 1.0 / mu0, rtol=rtol, floor=1e-6, ceiling=1e12)
