@@ -316,7 +316,7 @@ BOUNDS: dict[str, TuningBound] = {b.name: b for b in [
         "poisson",
         "Papernot & Steinke 2022 (arXiv:2110.03620), Thm 6: best of K ~ Poisson runs",
         _ASSUMPTIONS + ("Q satisfies its RDP curve, and (eps_hat, delta_hat)-DP with exp(eps_hat) <= 1 + 1/(order - 1)",
-                        "K = 0 releases a fixed, data-independent output"),
+                        "K = 0 releases nothing data-dependent (a fixed output, or an error)"),
         lambda e: [] if isinstance(e.law, PoissonRepetitions) else ["K ~ Poisson"],
         _poisson_rdp,
     ),

@@ -1,0 +1,528 @@
+"""Private model selection: choose λ on the private data itself, with the selection inside the certificate.
+
+:class:`PrivateLogisticRegressionCV`, :class:`PrivateHuberSVCCV` and :class:`PrivateRidgeCV` follow
+scikit-learn's ``…CV`` estimators (a grid ``l2_regularizations``, ``scoring``, the chosen
+``l2_regularization_``, ``best_score_`` and ``cv_results_``) and release one model under one
+certificate (``privacy_report_``) that covers every training run, every score and the selection.
+
+The algorithm (Papernot & Steinke 2022, arXiv:2110.03620; :mod:`dpconvex.accounting.hyperparameter_tuning`):
+
+1. Split (public randomness).  A validation part of ``round(validation_fraction·n)`` records is
+   drawn uniformly from ``random_state``, independently of the data; the rest is the training part.
+2. Budget.  The whole (ε, δ) goes to the selection and its output is released as is (the rule of
+   Papernot & Steinke: the winning candidate itself, trained on the training part; no refit, so
+   nothing is composed after it).  Every run is calibrated to one per-run budget μ, the largest
+   whose selection meets ε at δ (:func:`~dpconvex.accounting.hyperparameter_tuning.calibrate_base_mu`).
+3. K ~ ``runs_distribution`` with mean ``expected_runs`` (Poisson by default: at the ε of interest
+   it allows the largest μ for a given mean, and it has no heavy tail), drawn from ``random_state``.
+4. Each of the K runs (Q) draws λ uniformly from the grid, trains the library's own estimator with
+   ``method="noisy_gd"`` on the training part at the (ε₁, δ) that μ-GDP gives at δ, and scores the
+   model on the validation part, adding N(0, (Δ/μ)²) to the score (Δ: the score's sensitivity,
+   e.g. 1/n_val for accuracy).
+5. The run of largest noisy score is released: its model, its λ (``l2_regularization_``) and its
+   noisy score (``best_score_``).  K, the other runs' λ and their scores are never released (the
+   theorem needs them secret).
+
+Why each run is μ_Q-GDP (derivation note).  Replace-one neighbours differ in one record, which lies
+in exactly one part (the split is by position, fixed before the data are read).  In the training
+part: the model is a noisy_gd run, μ_λ-GDP by the accountant's GDP bounds (``gdp`` always applies:
+λ > 0 and η < 2/β, which the plan enforces; ``shifted-interpolation`` when it does too), and the
+score is a post-processing of the model with the (unchanged) validation part and independent
+noise.  In the validation part: the model's law does not change and, given the model, the score is
+a Gaussian whose mean moves by at most Δ, so μ-GDP.  So each pair is max(μ_λ, μ)-GDP — the maximum
+over the parts, not their sum.  λ is drawn independently of the data, so Q's output (λ, model,
+score) is a mixture with the same weights under both neighbours, and each hockey-stick divergence
+of the mixture is at most the weighted mean of the components' (joint convexity): Q is
+μ_Q-GDP with μ_Q = max(μ, max_λ μ_λ).  That is what the accountant takes (Q is then
+(α, αμ_Q²/2)-RDP for every α ≥ 1 and has the exact GDP privacy profile).  Each candidate is
+calibrated to the (ε₁, δ) of μ-GDP, so μ_λ ≤ μ when a GDP bound won its calibration; the budget
+search runs on the actual μ_Q, so the certificate never exceeds ε whatever bound won.
+
+Only ``method="noisy_gd"`` trains the candidates: the accountant needs each run's GDP (or RDP)
+guarantee, and the other mechanisms' certificates (PLD for ``auto`` and ``noisy_sgd``'s Poisson
+batches, output perturbation's worst-case bounds) do not give one.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.base import is_classifier
+
+from ._linear_model import CLASSES_RULES, COMMON_CONSTRAINTS
+from ._params import Instance, Interval, Options
+from ._validation import enforce_label_bound, enforce_norm_bound, make_rng
+from .accounting import gdp
+from .accounting import hyperparameter_tuning as tuning
+from .accounting import noisy_gd as noisy_gd_accountant
+from .accounting.best_of import bound_notes
+from .certificate import PrivacyCertificate
+from .estimators import PrivateHuberSVC, PrivateLogisticRegression, PrivateRidge
+from .exceptions import PrivacyLeakWarning
+from .mechanisms.noisy_gd import plan_noisy_gd
+
+__all__ = ["PrivateLogisticRegressionCV", "PrivateHuberSVCCV", "PrivateRidgeCV", "Scoring", "SCORINGS", "Selection",
+           "RUNS_DISTRIBUTIONS", "best_of_random_runs", "repetition_law"]
+
+#: ``runs_distribution`` → shape η of the truncated negative binomial (None: Poisson).
+RUNS_DISTRIBUTIONS: dict[str, float | None] = {"poisson": None, "geometric": 1.0, "logarithmic": 0.0}
+
+#: The grid of λ of the classifiers when none is given: λ = 1e-4 … 1e-2 brackets the λ that UCI Adult's
+#: oracle picks for noisy_gd at ε = 0.05 … 1 (docs/BENCHMARKS.md); smaller λ lengthen noisy_gd's runs.
+CLASSIFIER_GRID = (1e-4, 1e-3, 1e-2)
+#: … and of ridge (around PrivateRidge's default 0.05: a weaker λ widens the ball, hence the noise).
+RIDGE_GRID = (0.01, 0.05, 0.25)
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """A validation score: the mean over the validation part of a per-record term of bounded range.
+
+    Replacing one validation record changes one term, so the score's sensitivity is
+    ``spread(label_bound) / n_val``.  Regression terms use predictions clipped to
+    [−label_bound, label_bound] (the labels were clipped there), which bounds them.
+
+    Attributes
+    ----------
+    name : str
+        The ``scoring`` value.
+    term : callable
+        ``term(predictions, y, label_bound)``: the per-record terms (larger is better).
+    spread : callable
+        ``spread(label_bound)``: the width of the terms' range.
+    """
+
+    name: str
+    term: Callable[[NDArray, NDArray, float | None], NDArray]
+    spread: Callable[[float | None], float]
+
+    def __call__(self, model: Any, X: NDArray, y: NDArray, label_bound: float | None) -> float:
+        """The score of a fitted ``model`` on (X, y), without noise."""
+        return float(np.mean(self.term(model.predict(X), y, label_bound)))
+
+
+def _clipped(predictions: NDArray, bound: float | None) -> NDArray:
+    return np.clip(predictions, -bound, bound)
+
+
+#: Every ``scoring`` the estimators accept (classifiers: accuracy; ridge: the other two).
+SCORINGS: dict[str, Scoring] = {s.name: s for s in [
+    Scoring("accuracy", lambda p, y, b: (p == y).astype(float), lambda b: 1.0),
+    Scoring("neg_mean_squared_error", lambda p, y, b: -((_clipped(p, b) - y) ** 2), lambda b: 4.0 * b**2),
+    Scoring("neg_mean_absolute_error", lambda p, y, b: -np.abs(_clipped(p, b) - y), lambda b: 2.0 * b),
+]}
+
+
+def repetition_law(runs_distribution: str, expected_runs: float) -> tuning.RepetitionLaw:
+    """The law of the number of runs K: Poisson, or the geometric / logarithmic truncated negative binomial.
+
+    Raises
+    ------
+    ValueError
+        Naming ``runs_distribution`` or ``expected_runs`` (which must exceed 1 for the laws with K ≥ 1).
+    """
+    if runs_distribution not in RUNS_DISTRIBUTIONS:
+        raise ValueError(f"runs_distribution must be one of {tuple(RUNS_DISTRIBUTIONS)}; got {runs_distribution!r}.")
+    shape = RUNS_DISTRIBUTIONS[runs_distribution]
+    if shape is None:
+        return tuning.PoissonRepetitions(float(expected_runs))
+    if not expected_runs > 1:
+        raise ValueError(f"expected_runs must be > 1 for runs_distribution={runs_distribution!r} (K >= 1 always); "
+                         f"got expected_runs={expected_runs!r}.")
+    return tuning.TruncatedNegativeBinomial.with_mean(float(expected_runs), shape)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the selection releases: the winning run's λ, its fitted output and its noisy score."""
+
+    value: float
+    output: Any
+    score: float
+
+
+def best_of_random_runs(law: tuning.RepetitionLaw, grid: NDArray[np.float64],
+                        run: Callable[[float, np.random.Generator], tuple[Any, float]],
+                        rng: np.random.Generator) -> Selection:
+    """Papernot & Steinke's algorithm: K ~ ``law`` runs, each with λ uniform on ``grid``; the largest score wins.
+
+    Parameters
+    ----------
+    law : TruncatedNegativeBinomial or PoissonRepetitions
+    grid : ndarray
+        The values of λ.
+    run : callable
+        ``run(λ, rng) -> (output, noisy score)``: one run of the base mechanism Q.
+    rng : Generator
+        Draws K, each λ, and whatever ``run`` draws.
+
+    Returns
+    -------
+    Selection
+        The first run of largest score (ties have probability 0 with Gaussian score noise).
+
+    Raises
+    ------
+    RuntimeError
+        If the law drew K = 0 (Poisson only, probability exp(−E[K])): no run, nothing released.
+    """
+    runs = law.sample(rng)
+    if runs == 0:
+        raise RuntimeError(
+            f"no candidate was trained: the Poisson law of the number of runs drew K = 0 (probability "
+            f"{math.exp(-law.mean):.2g}); nothing data-dependent was computed, and the certificate covers this "
+            "outcome. Fitting again spends the privacy budget again; a larger expected_runs or "
+            "runs_distribution='geometric' (K >= 1 always) avoids it.")
+    best = None
+    for _ in range(runs):
+        value = float(grid[rng.integers(grid.size)])
+        output, score = run(value, rng)
+        if best is None or score > best.score:
+            best = Selection(value, output, score)
+    return best
+
+
+_SELECTION_CONSTRAINTS = {
+    **{name: COMMON_CONSTRAINTS[name] for name in ("epsilon", "delta", "iterations", "step_size", "fit_intercept",
+                                                   "strict", "random_state")},
+    "data_norm": [Interval(0.0, np.inf, "neither")],
+    "l2_regularizations": [Instance((list, tuple, np.ndarray))],
+    "validation_fraction": [Interval(0.0, 1.0, "neither")],
+    "expected_runs": [Interval(1.0, np.inf, "left")],
+    "runs_distribution": [Options(tuple(RUNS_DISTRIBUTIONS))],
+}
+
+#: What the selection certifies on top of the tuning theorem's own conditions.
+SELECTION_CONDITIONS = (
+    "validation part drawn from random_state independently of the data (public randomness); a replaced record lies "
+    "in one part, so each run is max(training, scoring)-GDP",
+    "each run draws lambda uniformly from the grid, independently of the data",
+    "each candidate trained by noisy_gd (hidden iterates, replace-one) on the training part",
+)
+
+
+class PrivateSelectionCV:
+    """The fit shared by the ``…CV`` estimators; a subclass puts it before the estimator it tunes.
+
+    The subclass names that estimator in ``_candidate`` (whose ``_loss``, ``_constraint`` and
+    ``_label_bound`` it inherits) and its grid's default; every candidate gets the subclass's
+    parameters of the same name.
+    """
+
+    _candidate: type
+
+    def fit(self, X, y):
+        """Select λ privately on (X, y) and release the winning model; returns self.
+
+        Raises
+        ------
+        ValueError
+            Naming the parameter, for a hyperparameter outside its range (including a grid that is not
+            a non-empty sequence of distinct numbers > 0, or a split leaving fewer than 2 training
+            records or no validation record).
+        RuntimeError
+            If the Poisson law drew no run (:func:`best_of_random_runs`).
+        """
+        classifier = is_classifier(self)
+        X, y, leaks = self._validated(X, y, y_numeric=not classifier)
+        if classifier:
+            self.classes_, read = self._label_set(y)
+            leaks = read + leaks
+        grid = self._grid()
+        law = repetition_law(self.runs_distribution, self.expected_runs)
+        scoring = SCORINGS[self.scoring]
+        label_bound = self._label_bound()
+        n = y.shape[0]
+        n_validation = int(round(self.validation_fraction * n))
+        if not 1 <= n_validation <= n - 2:
+            raise ValueError(f"validation_fraction={self.validation_fraction!r} leaves {n_validation} of {n} records "
+                             "for validation: it must leave at least 1 for validation and 2 for training.")
+        X, _ = enforce_norm_bound(X, self.data_norm, strict=self.strict)  # once, for every run
+        if label_bound is not None:
+            y, _ = enforce_label_bound(y, label_bound, strict=self.strict)
+        rng = make_rng(self.random_state)
+        order = rng.permutation(n)  # public randomness: positions only
+        validation, training = np.sort(order[:n_validation]), np.sort(order[n_validation:])
+        sensitivity = scoring.spread(label_bound) / n_validation
+
+        runs = _CandidateRuns(self, training.size, X.shape[1])
+        mu = tuning.calibrate_base_mu(
+            law, self.epsilon, self.delta, event_of=lambda m: tuning.TuningEvent(law, base_mu=runs.base_mu(grid, m)),
+            start=tuning.calibrate_base_mu(law, self.epsilon, self.delta))
+        run_epsilon = gdp.gdp_epsilon(self.delta, mu)
+        X_train, y_train, X_val, y_val = X[training], y[training], X[validation], y[validation]
+
+        def run(value: float, generator: np.random.Generator) -> tuple[Any, float]:
+            model = runs.fit(value, mu, int(generator.integers(2**63)), X_train, y_train)
+            return model, scoring(model, X_val, y_val, label_bound) + generator.normal(0.0, sensitivity / mu)
+
+        for reason in leaks:  # after the checks that raise: a refused fit releases nothing
+            warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",
+                          PrivacyLeakWarning, stacklevel=2)
+        selection = best_of_random_runs(law, grid, run, rng)
+        winner = selection.output
+        self.coef_, self.intercept_ = winner.coef_, winner.intercept_
+        self.l2_regularization_ = selection.value
+        self.best_score_ = float(selection.score)
+        chosen = grid == selection.value
+        self.cv_results_ = {"params": [{"l2_regularization": float(v)} for v in grid], "param_l2_regularization": grid,
+                            "selected": chosen, "validation_score": np.where(chosen, self.best_score_, np.nan)}
+        certificate = self._certificate(law, grid, mu, runs.base_mu(grid, mu), run_epsilon, sensitivity, scoring,
+                                        selection, n, n_validation)
+        for reason in leaks:
+            certificate = certificate.without_guarantee(reason)
+        self.privacy_report_ = certificate
+        return self
+
+    def _grid(self) -> NDArray[np.float64]:
+        """``l2_regularizations`` as a float array, or ``ValueError`` naming it."""
+        values = self.l2_regularizations
+        try:
+            grid = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            grid = np.array([np.nan])
+        if (grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0))
+                or np.unique(grid).size != grid.size or any(isinstance(v, bool) for v in grid.tolist())):
+            raise ValueError("The 'l2_regularizations' parameter must be a non-empty sequence of distinct numbers "
+                             f"> 0 (the grid of lambda); got {values!r}.")
+        return grid
+
+    def _certificate(self, law, grid, mu, base_mu, run_epsilon, sensitivity, scoring, selection, n,
+                     n_validation) -> PrivacyCertificate:
+        """The selection's certificate: the tuning theorem's account of a μ_Q-GDP base, with the rule and split."""
+        account = tuning.account(tuning.TuningEvent(law, base_mu=base_mu), self.delta)
+        report = selection.output.privacy_report_
+        notes = (
+            f"budget rule: the whole (epsilon, delta) = ({self.epsilon:g}, {self.delta:g}) goes to the selection and "
+            "the winning candidate itself is released (Papernot & Steinke's output; no refit on all data, nothing "
+            f"composed after it); every run has the per-run budget mu = {mu:.6g} (GDP), the largest whose selection "
+            "meets epsilon at delta",
+            f"each run: lambda uniform on {grid.tolist()}, noisy_gd at (epsilon, delta) = ({run_epsilon:.6g}, "
+            f"{self.delta:g}) (the mu-GDP point at delta) on {n - n_validation} training records, then {scoring.name} "
+            f"on {n_validation} validation records plus N(0, {sensitivity / mu:.6g}^2) (sensitivity {sensitivity:.6g})",
+            f"number of runs K ~ {law.describe()}; K, the other runs' lambda and their scores are not released",
+            f"released: l2_regularization = {selection.value:g} (its training certified by noisy_gd's {report.bound}, "
+            f"{report.epsilon:.6g} at delta), its model and its noisy validation score {selection.score:.6g}",
+            *bound_notes(account),
+        )
+        return PrivacyCertificate(
+            mechanism="private_selection", epsilon=account.epsilon, delta=account.delta, bound=account.bound,
+            theorem=account.theorem, conditions=account.assumptions + SELECTION_CONDITIONS,
+            assumptions={"n": n, "n_train": n - n_validation, "n_validation": n_validation, "loss": report.assumptions["loss"],
+                         "data_norm": self.data_norm, "label_bound": self._label_bound(),
+                         "l2_regularizations": grid.tolist(), "l2_regularization": selection.value,
+                         "repetition_law": law.describe(), "expected_runs": law.mean, "per_run_mu": mu,
+                         "base_mu": base_mu, "run_epsilon": run_epsilon, "scoring": scoring.name,
+                         "score_sensitivity": sensitivity, "score_noise_sd": sensitivity / mu,
+                         "candidate_mechanism": "noisy_gd", "sigma": "1/per_run_mu (each run is (1/sigma)-GDP)",
+                         "neighbouring": "replace-one",
+                         "released": "the winning candidate's model, its lambda and its noisy validation score"},
+            order=account.order, conversion=account.conversion, sigma=1.0 / mu, iterations=report.iterations,
+            candidates=account.candidates, notes=notes)
+
+
+class _CandidateRuns:
+    """The candidates of one fit: their planned noisy_gd runs (from public quantities), their GDP μ, their fits."""
+
+    def __init__(self, estimator: PrivateSelectionCV, n_train: int, n_features: int):
+        self.estimator, self.n_train, self.n_features = estimator, n_train, n_features
+        self._plans: dict[tuple[float, float], noisy_gd_accountant.NoisyGDEvent] = {}
+
+    def _parameters(self, value: float, mu: float) -> dict[str, Any]:
+        """The candidate estimator's parameters at λ = ``value`` and per-run budget μ."""
+        estimator = self.estimator
+        own = estimator.get_params(deep=False)
+        params = {name: own[name] for name in estimator._candidate().get_params(deep=False) if name in own}
+        params.update(l2_regularization=value, epsilon=gdp.gdp_epsilon(estimator.delta, mu), method="noisy_gd")
+        if "classes" in params:
+            params["classes"] = estimator.classes_.tolist()
+        return params
+
+    def event(self, value: float, mu: float) -> noisy_gd_accountant.NoisyGDEvent:
+        """The noisy_gd run the candidate at λ = ``value`` will make, planned as its estimator plans it."""
+        key = (value, mu)
+        if key not in self._plans:
+            estimator = self.estimator
+            classes = getattr(estimator, "classes_", None)
+            loss = (estimator._multiclass_loss(classes.size) if classes is not None and classes.size > 2
+                    else estimator._loss())
+            data_norm = float(np.sqrt(2.0) * estimator.data_norm) if estimator.fit_intercept else estimator.data_norm
+            features = self.n_features + int(estimator.fit_intercept)  # the intercept is a constant feature
+            self._plans[key] = plan_noisy_gd(
+                self.n_train, loss.parameter_dimension(features), loss=loss, l2_regularization=value,
+                epsilon=gdp.gdp_epsilon(estimator.delta, mu), delta=estimator.delta, data_norm=data_norm,
+                label_bound=estimator._label_bound(), constraint=estimator._constraint(value),
+                step_size=estimator.step_size, iterations=estimator.iterations, strict=estimator.strict)
+        return self._plans[key]
+
+    def base_mu(self, grid: NDArray[np.float64], mu: float) -> float:
+        """μ_Q = max(μ, max over the grid of the candidate's GDP μ) (module note)."""
+        def gdp_mu(event: noisy_gd_accountant.NoisyGDEvent) -> float:
+            bounds = noisy_gd_accountant.BOUNDS
+            return min(bounds[name].gdp_mu(event) for name in noisy_gd_accountant.applicable_bounds(event)
+                       if bounds[name].gdp_mu is not None)  # "gdp" always applies: λ > 0, η < 2/β
+
+        return max(mu, *(gdp_mu(self.event(float(value), mu)) for value in grid))
+
+    def fit(self, value: float, mu: float, seed: int, X: NDArray, y: NDArray) -> Any:
+        """Fit the candidate at λ = ``value``; ``RuntimeError`` if its run is not the planned one."""
+        model = self.estimator._candidate(**{**self._parameters(value, mu), "random_state": seed}).fit(X, y)
+        planned, report = self.event(value, mu), model.privacy_report_
+        ran = (report.assumptions["n"], report.sigma, report.iterations, report.assumptions["step_size"],
+               report.assumptions["gradient_sensitivity"])
+        if ran != (planned.n, planned.sigma, planned.iterations, planned.step_size, planned.sensitivity):
+            raise RuntimeError(f"the candidate at l2_regularization={value:g} ran (n, sigma, iterations, step_size, "
+                               f"sensitivity) = {ran}, not the planned run the certificate accounts for.")
+        return model
+
+
+_CV_DOC = """
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Target ε > 0 of the one (ε, δ)-DP certificate, selection included.
+    delta : float, default=1e-8
+        Target δ in (0, 1).
+    l2_regularizations : sequence of float, default={grid}
+        The grid of λ > 0 (scikit-learn's ``Cs`` / ``alphas``, here in the library's λ).
+    scoring : {scorings}, default="{scoring}"
+        The validation score (:data:`SCORINGS`; its sensitivity is stated there).
+    validation_fraction : float in (0, 1), default=0.2
+        Share of the records in the validation part (drawn from ``random_state``).
+    expected_runs : float >= 1, default=10.0
+        E[K], the expected number of training runs.
+    runs_distribution : {{"poisson", "geometric", "logarithmic"}}, default="poisson"
+        The law of K (Poisson may draw K = 0, with probability exp(−expected_runs): ``fit`` then
+        raises ``RuntimeError`` and releases nothing).
+    data_norm, fit_intercept, iterations, step_size, strict, random_state{extra}
+        As in :class:`~dpconvex.estimators.{base}`, for every candidate (``method="noisy_gd"``).
+        ``data_norm`` must be a number.
+
+    Attributes
+    ----------
+    coef_, intercept_, n_features_in_, feature_names_in_
+        Of the released (winning) model{classes}.
+    l2_regularization_ : float
+        The chosen λ.
+    best_score_ : float
+        The released model's noisy validation score (private: part of the selection's output).
+    cv_results_ : dict
+        ``params``, ``param_l2_regularization`` (the grid), ``selected`` (the chosen λ) and
+        ``validation_score`` (``best_score_`` at the chosen λ, nan elsewhere: the other scores are
+        not released).
+    privacy_report_ : PrivacyCertificate
+        The one certificate of the release; its notes give the budget rule, the law of K, the
+        per-run budget and the chosen λ.
+"""
+
+
+def _cv_class(base: type, grid: tuple, scorings: tuple[str, ...], extra: dict[str, list],
+              extra_doc: str = "") -> tuple[dict, str]:
+    """Parameter rules and the docstring of the ``…CV`` of ``base``."""
+    rules = {**_SELECTION_CONSTRAINTS, "scoring": [Options(scorings)], **extra}
+    doc = _CV_DOC.format(grid=grid, scorings="{" + ", ".join(f'"{s}"' for s in scorings) + "}",
+                                 scoring=scorings[0], extra=extra_doc, base=base.__name__,
+                                 classes=", and ``classes_`` (as ``classes``, declared or read from y)"
+                                 if "classes" in extra else "")
+    return rules, doc
+
+
+_LOGISTIC_RULES, _LOGISTIC_DOC = _cv_class(PrivateLogisticRegression, CLASSIFIER_GRID, ("accuracy",),
+                                           {"classes": CLASSES_RULES}, ", classes")
+
+
+class PrivateLogisticRegressionCV(PrivateSelectionCV, PrivateLogisticRegression):
+    __doc__ = "Differentially private logistic regression with λ chosen privately (module docstring).\n" + _LOGISTIC_DOC
+
+    _candidate = PrivateLogisticRegression
+    _parameter_constraints = _LOGISTIC_RULES
+
+    def __init__(self, *, epsilon=1.0, delta=1e-8, l2_regularizations=CLASSIFIER_GRID, scoring="accuracy",
+                 validation_fraction=0.2, expected_runs=10.0, runs_distribution="poisson", data_norm=1.0,
+                 fit_intercept=False, classes=None, iterations="auto", step_size="auto", strict=False,
+                 random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.l2_regularizations = l2_regularizations
+        self.scoring = scoring
+        self.validation_fraction = validation_fraction
+        self.expected_runs = expected_runs
+        self.runs_distribution = runs_distribution
+        self.data_norm = data_norm
+        self.fit_intercept = fit_intercept
+        self.classes = classes
+        self.iterations = iterations
+        self.step_size = step_size
+        self.strict = strict
+        self.random_state = random_state
+
+
+_SVC_RULES, _SVC_DOC = _cv_class(PrivateHuberSVC, CLASSIFIER_GRID, ("accuracy",),
+                                 {"classes": CLASSES_RULES, "huber_h": [Interval(0.0, np.inf, "neither")]},
+                                 ", classes, huber_h")
+
+
+class PrivateHuberSVCCV(PrivateSelectionCV, PrivateHuberSVC):
+    __doc__ = "Differentially private huberised-hinge SVM with λ chosen privately (module docstring).\n" + _SVC_DOC
+
+    _candidate = PrivateHuberSVC
+    _parameter_constraints = _SVC_RULES
+
+    def __init__(self, *, epsilon=1.0, delta=1e-8, l2_regularizations=CLASSIFIER_GRID, scoring="accuracy",
+                 validation_fraction=0.2, expected_runs=10.0, runs_distribution="poisson", data_norm=1.0,
+                 fit_intercept=False, classes=None, huber_h=0.5, iterations="auto", step_size="auto", strict=False,
+                 random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.l2_regularizations = l2_regularizations
+        self.scoring = scoring
+        self.validation_fraction = validation_fraction
+        self.expected_runs = expected_runs
+        self.runs_distribution = runs_distribution
+        self.data_norm = data_norm
+        self.fit_intercept = fit_intercept
+        self.classes = classes
+        self.huber_h = huber_h
+        self.iterations = iterations
+        self.step_size = step_size
+        self.strict = strict
+        self.random_state = random_state
+
+
+_RIDGE_RULES, _RIDGE_DOC = _cv_class(
+    PrivateRidge, RIDGE_GRID, ("neg_mean_squared_error", "neg_mean_absolute_error"),
+    {"label_bound": [Interval(0.0, np.inf, "neither")], "radius": [Interval(0.0, np.inf, "neither"), Options(("auto",))]},
+    ", label_bound, radius")
+
+
+class PrivateRidgeCV(PrivateSelectionCV, PrivateRidge):
+    __doc__ = "Differentially private ridge regression with λ chosen privately (module docstring).\n" + _RIDGE_DOC
+
+    _candidate = PrivateRidge
+    _parameter_constraints = _RIDGE_RULES
+
+    def __init__(self, *, epsilon=1.0, delta=1e-8, l2_regularizations=RIDGE_GRID, scoring="neg_mean_squared_error",
+                 validation_fraction=0.2, expected_runs=10.0, runs_distribution="poisson", data_norm=1.0,
+                 label_bound=1.0, radius="auto", fit_intercept=False, iterations="auto", step_size="auto",
+                 strict=False, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.l2_regularizations = l2_regularizations
+        self.scoring = scoring
+        self.validation_fraction = validation_fraction
+        self.expected_runs = expected_runs
+        self.runs_distribution = runs_distribution
+        self.data_norm = data_norm
+        self.label_bound = label_bound
+        self.radius = radius
+        self.fit_intercept = fit_intercept
+        self.iterations = iterations
+        self.step_size = step_size
+        self.strict = strict
+        self.random_state = random_state
