@@ -47,8 +47,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -61,131 +59,21 @@ from ._validation import enforce_label_bound, enforce_norm_bound, make_rng
 from .accounting import gdp
 from .accounting import hyperparameter_tuning as tuning
 from .accounting import noisy_gd as noisy_gd_accountant
-from .accounting.best_of import bound_notes
 from .certificate import PrivacyCertificate
 from .estimators import PrivateHuberSVC, PrivateLogisticRegression, PrivateRidge
 from .exceptions import PrivacyLeakWarning
 from .mechanisms.noisy_gd import plan_noisy_gd
+from .private_selection import (RUNS_DISTRIBUTIONS, SCORINGS, best_of_random_runs, candidate_mu, repetition_law,
+                                selection_certificate)
 
-__all__ = ["PrivateLogisticRegressionCV", "PrivateHuberSVCCV", "PrivateRidgeCV", "Scoring", "SCORINGS", "Selection",
-           "RUNS_DISTRIBUTIONS", "best_of_random_runs", "repetition_law"]
-
-#: ``runs_distribution`` → shape η of the truncated negative binomial (None: Poisson).
-RUNS_DISTRIBUTIONS: dict[str, float | None] = {"poisson": None, "geometric": 1.0, "logarithmic": 0.0}
+__all__ = ["PrivateLogisticRegressionCV", "PrivateHuberSVCCV", "PrivateRidgeCV", "PrivateSelectionCV",
+           "CLASSIFIER_GRID", "RIDGE_GRID"]
 
 #: The grid of λ of the classifiers when none is given: λ = 1e-4 … 1e-2 brackets the λ that UCI Adult's
 #: oracle picks for noisy_gd at ε = 0.05 … 1 (docs/BENCHMARKS.md); smaller λ lengthen noisy_gd's runs.
 CLASSIFIER_GRID = (1e-4, 1e-3, 1e-2)
 #: … and of ridge (around PrivateRidge's default 0.05: a weaker λ widens the ball, hence the noise).
 RIDGE_GRID = (0.01, 0.05, 0.25)
-
-
-@dataclass(frozen=True)
-class Scoring:
-    """A validation score: the mean over the validation part of a per-record term of bounded range.
-
-    Replacing one validation record changes one term, so the score's sensitivity is
-    ``spread(label_bound) / n_val``.  Regression terms use predictions clipped to
-    [−label_bound, label_bound] (the labels were clipped there), which bounds them.
-
-    Attributes
-    ----------
-    name : str
-        The ``scoring`` value.
-    term : callable
-        ``term(predictions, y, label_bound)``: the per-record terms (larger is better).
-    spread : callable
-        ``spread(label_bound)``: the width of the terms' range.
-    """
-
-    name: str
-    term: Callable[[NDArray, NDArray, float | None], NDArray]
-    spread: Callable[[float | None], float]
-
-    def __call__(self, model: Any, X: NDArray, y: NDArray, label_bound: float | None) -> float:
-        """The score of a fitted ``model`` on (X, y), without noise."""
-        return float(np.mean(self.term(model.predict(X), y, label_bound)))
-
-
-def _clipped(predictions: NDArray, bound: float | None) -> NDArray:
-    return np.clip(predictions, -bound, bound)
-
-
-#: Every ``scoring`` the estimators accept (classifiers: accuracy; ridge: the other two).
-SCORINGS: dict[str, Scoring] = {s.name: s for s in [
-    Scoring("accuracy", lambda p, y, b: (p == y).astype(float), lambda b: 1.0),
-    Scoring("neg_mean_squared_error", lambda p, y, b: -((_clipped(p, b) - y) ** 2), lambda b: 4.0 * b**2),
-    Scoring("neg_mean_absolute_error", lambda p, y, b: -np.abs(_clipped(p, b) - y), lambda b: 2.0 * b),
-]}
-
-
-def repetition_law(runs_distribution: str, expected_runs: float) -> tuning.RepetitionLaw:
-    """The law of the number of runs K: Poisson, or the geometric / logarithmic truncated negative binomial.
-
-    Raises
-    ------
-    ValueError
-        Naming ``runs_distribution`` or ``expected_runs`` (which must exceed 1 for the laws with K ≥ 1).
-    """
-    if runs_distribution not in RUNS_DISTRIBUTIONS:
-        raise ValueError(f"runs_distribution must be one of {tuple(RUNS_DISTRIBUTIONS)}; got {runs_distribution!r}.")
-    shape = RUNS_DISTRIBUTIONS[runs_distribution]
-    if shape is None:
-        return tuning.PoissonRepetitions(float(expected_runs))
-    if not expected_runs > 1:
-        raise ValueError(f"expected_runs must be > 1 for runs_distribution={runs_distribution!r} (K >= 1 always); "
-                         f"got expected_runs={expected_runs!r}.")
-    return tuning.TruncatedNegativeBinomial.with_mean(float(expected_runs), shape)
-
-
-@dataclass(frozen=True)
-class Selection:
-    """What the selection releases: the winning run's λ, its fitted output and its noisy score."""
-
-    value: float
-    output: Any
-    score: float
-
-
-def best_of_random_runs(law: tuning.RepetitionLaw, grid: NDArray[np.float64],
-                        run: Callable[[float, np.random.Generator], tuple[Any, float]],
-                        rng: np.random.Generator) -> Selection:
-    """Papernot & Steinke's algorithm: K ~ ``law`` runs, each with λ uniform on ``grid``; the largest score wins.
-
-    Parameters
-    ----------
-    law : TruncatedNegativeBinomial or PoissonRepetitions
-    grid : ndarray
-        The values of λ.
-    run : callable
-        ``run(λ, rng) -> (output, noisy score)``: one run of the base mechanism Q.
-    rng : Generator
-        Draws K, each λ, and whatever ``run`` draws.
-
-    Returns
-    -------
-    Selection
-        The first run of largest score (ties have probability 0 with Gaussian score noise).
-
-    Raises
-    ------
-    RuntimeError
-        If the law drew K = 0 (Poisson only, probability exp(−E[K])): no run, nothing released.
-    """
-    runs = law.sample(rng)
-    if runs == 0:
-        raise RuntimeError(
-            f"no candidate was trained: the Poisson law of the number of runs drew K = 0 (probability "
-            f"{math.exp(-law.mean):.2g}); nothing data-dependent was computed, and the certificate covers this "
-            "outcome. Fitting again spends the privacy budget again; a larger expected_runs or "
-            "runs_distribution='geometric' (K >= 1 always) avoids it.")
-    best = None
-    for _ in range(runs):
-        value = float(grid[rng.integers(grid.size)])
-        output, score = run(value, rng)
-        if best is None or score > best.score:
-            best = Selection(value, output, score)
-    return best
 
 
 _SELECTION_CONSTRAINTS = {
@@ -197,15 +85,6 @@ _SELECTION_CONSTRAINTS = {
     "expected_runs": [Interval(1.0, np.inf, "left")],
     "runs_distribution": [Options(tuple(RUNS_DISTRIBUTIONS))],
 }
-
-#: What the selection certifies on top of the tuning theorem's own conditions.
-SELECTION_CONDITIONS = (
-    "validation part drawn from random_state independently of the data (public randomness); a replaced record lies "
-    "in one part, so each run is max(training, scoring)-GDP",
-    "each run draws lambda uniformly from the grid, independently of the data",
-    "each candidate trained by noisy_gd (hidden iterates, replace-one) on the training part",
-)
-
 
 class PrivateSelectionCV:
     """The fit shared by the ``…CV`` estimators; a subclass puts it before the estimator it tunes.
@@ -266,6 +145,12 @@ class PrivateSelectionCV:
             warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",
                           PrivacyLeakWarning, stacklevel=2)
         selection = best_of_random_runs(law, grid, run, rng)
+        if selection is None:
+            raise RuntimeError(
+                f"no candidate was trained: the Poisson law of the number of runs drew K = 0 (probability "
+                f"{math.exp(-law.mean):.2g}); nothing data-dependent was computed, and the certificate covers this "
+                "outcome. Fitting again spends the privacy budget again; a larger expected_runs or "
+                "runs_distribution='geometric' (K >= 1 always) avoids it.")
         winner = selection.output
         self.coef_, self.intercept_ = winner.coef_, winner.intercept_
         self.l2_regularization_ = selection.value
@@ -295,8 +180,7 @@ class PrivateSelectionCV:
 
     def _certificate(self, law, grid, mu, base_mu, run_epsilon, sensitivity, scoring, selection, n,
                      n_validation) -> PrivacyCertificate:
-        """The selection's certificate: the tuning theorem's account of a μ_Q-GDP base, with the rule and split."""
-        account = tuning.account(tuning.TuningEvent(law, base_mu=base_mu), self.delta)
+        """The selection's certificate (:func:`selection_certificate`), with the budget rule and the split."""
         report = selection.output.privacy_report_
         notes = (
             f"budget rule: the whole (epsilon, delta) = ({self.epsilon:g}, {self.delta:g}) goes to the selection and "
@@ -309,22 +193,16 @@ class PrivateSelectionCV:
             f"number of runs K ~ {law.describe()}; K, the other runs' lambda and their scores are not released",
             f"released: l2_regularization = {selection.value:g} (its training certified by noisy_gd's {report.bound}, "
             f"{report.epsilon:.6g} at delta), its model and its noisy validation score {selection.score:.6g}",
-            *bound_notes(account),
         )
-        return PrivacyCertificate(
-            mechanism="private_selection", epsilon=account.epsilon, delta=account.delta, bound=account.bound,
-            theorem=account.theorem, conditions=account.assumptions + SELECTION_CONDITIONS,
-            assumptions={"n": n, "n_train": n - n_validation, "n_validation": n_validation, "loss": report.assumptions["loss"],
-                         "data_norm": self.data_norm, "label_bound": self._label_bound(),
-                         "l2_regularizations": grid.tolist(), "l2_regularization": selection.value,
-                         "repetition_law": law.describe(), "expected_runs": law.mean, "per_run_mu": mu,
-                         "base_mu": base_mu, "run_epsilon": run_epsilon, "scoring": scoring.name,
+        return selection_certificate(
+            law, base_mu, self.delta, per_run_mu=mu, iterations=report.iterations, notes=notes,
+            assumptions={"n": n, "n_train": n - n_validation, "n_validation": n_validation,
+                         "loss": report.assumptions["loss"], "data_norm": self.data_norm,
+                         "label_bound": self._label_bound(), "l2_regularizations": grid.tolist(),
+                         "l2_regularization": selection.value, "run_epsilon": run_epsilon, "scoring": scoring.name,
                          "score_sensitivity": sensitivity, "score_noise_sd": sensitivity / mu,
-                         "candidate_mechanism": "noisy_gd", "sigma": "1/per_run_mu (each run is (1/sigma)-GDP)",
-                         "neighbouring": "replace-one",
-                         "released": "the winning candidate's model, its lambda and its noisy validation score"},
-            order=account.order, conversion=account.conversion, sigma=1.0 / mu, iterations=report.iterations,
-            candidates=account.candidates, notes=notes)
+                         "candidate_mechanism": "noisy_gd",
+                         "released": "the winning candidate's model, its lambda and its noisy validation score"})
 
 
 class _CandidateRuns:
@@ -363,12 +241,7 @@ class _CandidateRuns:
 
     def base_mu(self, grid: NDArray[np.float64], mu: float) -> float:
         """μ_Q = max(μ, max over the grid of the candidate's GDP μ) (module note)."""
-        def gdp_mu(event: noisy_gd_accountant.NoisyGDEvent) -> float:
-            bounds = noisy_gd_accountant.BOUNDS
-            return min(bounds[name].gdp_mu(event) for name in noisy_gd_accountant.applicable_bounds(event)
-                       if bounds[name].gdp_mu is not None)  # "gdp" always applies: λ > 0, η < 2/β
-
-        return max(mu, *(gdp_mu(self.event(float(value), mu)) for value in grid))
+        return max(mu, *(candidate_mu(self.event(float(value), mu)) for value in grid))
 
     def fit(self, value: float, mu: float, seed: int, X: NDArray, y: NDArray) -> Any:
         """Fit the candidate at λ = ``value``; ``RuntimeError`` if its run is not the planned one."""

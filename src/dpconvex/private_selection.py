@@ -1,0 +1,169 @@
+"""Private selection: Papernot & Steinke's best of a random number of runs, its scores and its certificate.
+
+The algorithm behind :mod:`dpconvex.model_selection`'s ``…CV`` estimators, usable on its own (the
+audit target ``selection`` runs it with the noisy_gd trainer directly, :mod:`dpconvex.audit.targets_selection`):
+
+* :func:`best_of_random_runs` — K ~ a repetition law (:func:`repetition_law`), each run draws λ
+  uniformly from a grid and returns an output and a noisy score; the largest score wins;
+* :class:`Scoring` / :data:`SCORINGS` — validation scores with a stated sensitivity;
+* :func:`candidate_mu` — a noisy_gd run's μ-GDP guarantee, from its accountant;
+* :func:`selection_certificate` — the tuning theorem's account
+  (:mod:`dpconvex.accounting.hyperparameter_tuning`) of a selection whose runs are μ-GDP, as a
+  :class:`~dpconvex.certificate.PrivacyCertificate`.
+
+The derivation (why each run is max(training, scoring)-GDP, and why drawing λ at random keeps the
+maximum over the grid) is in :mod:`dpconvex.model_selection`'s docstring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .accounting import hyperparameter_tuning as tuning
+from .accounting import noisy_gd as noisy_gd_accountant
+from .accounting.best_of import bound_notes
+from .certificate import PrivacyCertificate
+
+__all__ = ["RUNS_DISTRIBUTIONS", "SCORINGS", "SELECTION_CONDITIONS", "Scoring", "Selection", "best_of_random_runs",
+           "candidate_mu", "repetition_law", "selection_certificate"]
+
+#: ``runs_distribution`` → shape η of the truncated negative binomial (None: Poisson).
+RUNS_DISTRIBUTIONS: dict[str, float | None] = {"poisson": None, "geometric": 1.0, "logarithmic": 0.0}
+
+@dataclass(frozen=True)
+class Scoring:
+    """A validation score: the mean over the validation part of a per-record term of bounded range.
+
+    Replacing one validation record changes one term, so the score's sensitivity is
+    ``spread(label_bound) / n_val``.  Regression terms use predictions clipped to
+    [−label_bound, label_bound] (the labels were clipped there), which bounds them.
+
+    Attributes
+    ----------
+    name : str
+        The ``scoring`` value.
+    term : callable
+        ``term(predictions, y, label_bound)``: the per-record terms (larger is better).
+    spread : callable
+        ``spread(label_bound)``: the width of the terms' range.
+    """
+
+    name: str
+    term: Callable[[NDArray, NDArray, float | None], NDArray]
+    spread: Callable[[float | None], float]
+
+    def __call__(self, model: Any, X: NDArray, y: NDArray, label_bound: float | None) -> float:
+        """The score of a fitted ``model`` on (X, y), without noise."""
+        return float(np.mean(self.term(model.predict(X), y, label_bound)))
+
+
+def _clipped(predictions: NDArray, bound: float | None) -> NDArray:
+    return np.clip(predictions, -bound, bound)
+
+
+#: Every ``scoring`` the estimators accept (classifiers: accuracy; ridge: the other two).
+SCORINGS: dict[str, Scoring] = {s.name: s for s in [
+    Scoring("accuracy", lambda p, y, b: (p == y).astype(float), lambda b: 1.0),
+    Scoring("neg_mean_squared_error", lambda p, y, b: -((_clipped(p, b) - y) ** 2), lambda b: 4.0 * b**2),
+    Scoring("neg_mean_absolute_error", lambda p, y, b: -np.abs(_clipped(p, b) - y), lambda b: 2.0 * b),
+]}
+
+
+def repetition_law(runs_distribution: str, expected_runs: float) -> tuning.RepetitionLaw:
+    """The law of the number of runs K: Poisson, or the geometric / logarithmic truncated negative binomial.
+
+    Raises
+    ------
+    ValueError
+        Naming ``runs_distribution`` or ``expected_runs`` (which must exceed 1 for the laws with K ≥ 1).
+    """
+    if runs_distribution not in RUNS_DISTRIBUTIONS:
+        raise ValueError(f"runs_distribution must be one of {tuple(RUNS_DISTRIBUTIONS)}; got {runs_distribution!r}.")
+    shape = RUNS_DISTRIBUTIONS[runs_distribution]
+    if shape is None:
+        return tuning.PoissonRepetitions(float(expected_runs))
+    if not expected_runs > 1:
+        raise ValueError(f"expected_runs must be > 1 for runs_distribution={runs_distribution!r} (K >= 1 always); "
+                         f"got expected_runs={expected_runs!r}.")
+    return tuning.TruncatedNegativeBinomial.with_mean(float(expected_runs), shape)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the selection releases: the winning run's λ, its fitted output and its noisy score."""
+
+    value: float
+    output: Any
+    score: float
+
+
+def best_of_random_runs(law: tuning.RepetitionLaw, grid: NDArray[np.float64],
+                        run: Callable[[float, np.random.Generator], tuple[Any, float]],
+                        rng: np.random.Generator) -> Selection | None:
+    """Papernot & Steinke's algorithm: K ~ ``law`` runs, each with λ uniform on ``grid``; the largest score wins.
+
+    Parameters
+    ----------
+    law : TruncatedNegativeBinomial or PoissonRepetitions
+    grid : ndarray
+        The values of λ.
+    run : callable
+        ``run(λ, rng) -> (output, noisy score)``: one run of the base mechanism Q.
+    rng : Generator
+        Draws K, each λ, and whatever ``run`` draws.
+
+    Returns
+    -------
+    Selection or None
+        The first run of largest score (ties have probability 0 with Gaussian score noise); None if
+        the law drew K = 0 (Poisson only, probability exp(−E[K])): no run, nothing data-dependent.
+    """
+    best = None
+    for _ in range(law.sample(rng)):
+        value = float(grid[rng.integers(grid.size)])
+        output, score = run(value, rng)
+        if best is None or score > best.score:
+            best = Selection(value, output, score)
+    return best
+
+
+def candidate_mu(event: noisy_gd_accountant.NoisyGDEvent) -> float:
+    """μ of a noisy_gd run's μ-GDP guarantee: the least over its accountant's applicable GDP bounds.
+
+    Every candidate has λ > 0 and η < 2/β (the plan enforces it), so the ``gdp`` bound always applies.
+    """
+    bounds = noisy_gd_accountant.BOUNDS
+    return min(bounds[name].gdp_mu(event) for name in noisy_gd_accountant.applicable_bounds(event)
+               if bounds[name].gdp_mu is not None)
+
+
+def selection_certificate(law: tuning.RepetitionLaw, base_mu: float, delta: float, *, per_run_mu: float,
+                          iterations: int, assumptions: dict[str, Any], notes: tuple[str, ...]) -> PrivacyCertificate:
+    """The certificate of a selection whose runs are ``base_mu``-GDP: the tuning theorem's account at ``delta``.
+
+    ``sigma`` is 1/``per_run_mu`` (each run is (1/σ)-GDP), ``iterations`` those of the released run;
+    ``notes`` are followed by why each other bound lost or did not apply.
+    """
+    account = tuning.account(tuning.TuningEvent(law, base_mu=base_mu), delta)
+    return PrivacyCertificate(
+        mechanism="private_selection", epsilon=account.epsilon, delta=account.delta, bound=account.bound,
+        theorem=account.theorem, conditions=account.assumptions + SELECTION_CONDITIONS,
+        assumptions={**assumptions, "repetition_law": law.describe(), "expected_runs": law.mean,
+                     "per_run_mu": per_run_mu, "base_mu": base_mu,
+                     "sigma": "1/per_run_mu (each run is (1/sigma)-GDP)", "neighbouring": "replace-one"},
+        order=account.order, conversion=account.conversion, sigma=1.0 / per_run_mu, iterations=iterations,
+        candidates=account.candidates, notes=(*notes, *bound_notes(account)))
+
+
+#: What the selection certifies on top of the tuning theorem's own conditions.
+SELECTION_CONDITIONS = (
+    "validation part drawn from random_state independently of the data (public randomness); a replaced record lies "
+    "in one part, so each run is max(training, scoring)-GDP",
+    "each run draws lambda uniformly from the grid, independently of the data",
+    "each candidate trained by noisy_gd (hidden iterates, replace-one) on the training part",
+)
