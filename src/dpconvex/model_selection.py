@@ -265,7 +265,7 @@ _CV_DOC = """
     l2_regularizations : sequence of float, default={grid}
         The grid of λ > 0 (scikit-learn's ``Cs`` / ``alphas``, here in the library's λ).
     scoring : {scorings}, default="{scoring}"
-        The validation score (:data:`SCORINGS`; its sensitivity is stated there).
+        The validation score (:data:`~dpconvex.private_selection.SCORINGS`; its sensitivity is stated there).
     validation_fraction : float in (0, 1), default=0.2
         Share of the records in the validation part (drawn from ``random_state``).
     expected_runs : float >= 1, default=10.0
