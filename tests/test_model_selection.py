@@ -87,7 +87,8 @@ def test_the_certificate_meets_the_target_and_is_the_theorems(cls, epsilon):
     # dp-accounting reads δ̂ off the RDP curve on its own order grid: 1.22–1.29 times ours at these ε
     assert report.epsilon <= accountant.get_epsilon(1e-6) <= 1.3 * report.epsilon
     # every run: at most the per-run budget (scoring exactly at it), the score's noise its definition
-    assert mu == pytest.approx(report.assumptions["per_run_mu"], rel=1e-9) and report.sigma == 1 / report.assumptions["per_run_mu"]
+    per_run = report.assumptions["per_run_mu"]
+    assert mu == pytest.approx(per_run, rel=1e-9) and report.sigma == 1 / per_run
     n_validation = round(0.2 * len(y))
     assert report.assumptions["n_validation"] == n_validation and report.assumptions["n_train"] == len(y) - n_validation
     assert report.assumptions["score_sensitivity"] == pytest.approx(1 / n_validation)
@@ -123,7 +124,8 @@ def test_the_chosen_lambda_is_in_the_grid_and_the_record_shows_only_it(seed):
     results = model.cv_results_
     assert list(results["param_l2_regularization"]) == list(CLASSIFIER_GRID)
     assert results["params"] == [{"l2_regularization": v} for v in CLASSIFIER_GRID]
-    assert results["selected"].sum() == 1 and results["param_l2_regularization"][results["selected"]][0] == model.l2_regularization_
+    assert results["selected"].sum() == 1
+    assert results["param_l2_regularization"][results["selected"]][0] == model.l2_regularization_
     assert np.isnan(results["validation_score"][~results["selected"]]).all()
     assert results["validation_score"][results["selected"]][0] == model.best_score_
 
@@ -134,9 +136,10 @@ def test_the_release_is_a_candidate_trained_on_the_training_part():
     X, y = _classification(n=400)
     model = PrivateLogisticRegressionCV(epsilon=3.0, classes=LABELS, random_state=5).fit(X, y)
     report = model.privacy_report_
+    n_train = report.assumptions["n_train"]
     alone = PrivateLogisticRegression(epsilon=report.assumptions["run_epsilon"], delta=1e-8, method="noisy_gd",
                                       l2_regularization=model.l2_regularization_, classes=LABELS,
-                                      random_state=0).fit(X[:report.assumptions["n_train"]], y[:report.assumptions["n_train"]])
+                                      random_state=0).fit(X[:n_train], y[:n_train])
     assert alone.privacy_report_.iterations == report.iterations
     assert model.coef_.shape == (3,) and isinstance(model.intercept_, float)
     assert np.array_equal(model.predict(X), np.where(X @ model.coef_ + model.intercept_ > 0, "pos", "neg"))
@@ -197,7 +200,8 @@ def test_labels_read_from_the_data_void_the_certificate_once():
     with pytest.warns(PrivacyLeakWarning) as caught:
         model = PrivateLogisticRegressionCV(epsilon=1.0, random_state=0).fit(X, y)
     assert len(caught) == 1 and "classes=None" in str(caught[0].message)
-    assert math.isinf(model.privacy_report_.epsilon) and any("no differential-privacy" in n for n in model.privacy_report_.notes)
+    report = model.privacy_report_
+    assert math.isinf(report.epsilon) and any("no differential-privacy" in note for note in report.notes)
 
 
 def test_rows_above_the_norm_bound_are_clipped_once_with_one_warning():

@@ -86,6 +86,7 @@ _SELECTION_CONSTRAINTS = {
     "runs_distribution": [Options(tuple(RUNS_DISTRIBUTIONS))],
 }
 
+
 class PrivateSelectionCV:
     """The fit shared by the ``…CV`` estimators; a subclass puts it before the estimator it tunes.
 
@@ -370,7 +371,8 @@ class PrivateHuberSVCCV(PrivateSelectionCV, PrivateHuberSVC):
 
 _RIDGE_RULES, _RIDGE_DOC = _cv_class(
     PrivateRidge, RIDGE_GRID, ("neg_mean_squared_error", "neg_mean_absolute_error"),
-    {"label_bound": [Interval(0.0, np.inf, "neither")], "radius": [Interval(0.0, np.inf, "neither"), Options(("auto",))]},
+    {"label_bound": [Interval(0.0, np.inf, "neither")],
+     "radius": [Interval(0.0, np.inf, "neither"), Options(("auto",))]},
     ", label_bound, radius")
 
 

@@ -176,7 +176,8 @@ class PoissonRepetitions:
     def __post_init__(self) -> None:
         if not (isinstance(self.mean, (int, float)) and not isinstance(self.mean, bool) and math.isfinite(self.mean)
                 and self.mean >= 1.0):
-            raise ValueError(f"mean must be a finite number >= 1 (the expected number of runs); got mean={self.mean!r}.")
+            raise ValueError("mean must be a finite number >= 1 (the expected number of runs); "
+                             f"got mean={self.mean!r}.")
 
     def log_pmf(self, k: ArrayLike) -> NDArray[np.float64]:
         """log P[K = k] for integers k ≥ 0 (vectorised; −inf below 0)."""

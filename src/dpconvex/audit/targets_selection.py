@@ -46,7 +46,8 @@ __all__ = ["SELECTION_SETTING", "selection_pair", "selection_release"]
 
 #: The selection: grid of λ, E[K] (Poisson), the candidates' iterations (step: noisy_gd's 1/(2β), contraction
 #: 1/2 at both λ, so 20 steps converge), the score.
-SELECTION_SETTING = {"epsilon": NOISY_GD_SETTING["epsilon"], "grid": (0.01, 3.0), "expected_runs": 1.05, "iterations": 20,
+SELECTION_SETTING = {"epsilon": NOISY_GD_SETTING["epsilon"], "grid": (0.01, 3.0), "expected_runs": 1.05,
+                     "iterations": 20,
                      "scoring": "neg_mean_absolute_error", "label_bound": 1.0}
 _LAW = tuning.TruncatedNegativeBinomial.with_mean(SELECTION_SETTING["expected_runs"], 1.0)  # geometric
 _GRID = np.asarray(SELECTION_SETTING["grid"])
