@@ -6,7 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dpconvex.experiments.bench_selection import DEFAULT, FIXED, ORACLE, run_selection_benchmark, selection_table
+from dpconvex.experiments.bench_selection import (DEFAULT, FIXED, ORACLE, run_selection_benchmark, selection_table,
+                                                  with_other_tasks)
 
 
 def _rows() -> pd.DataFrame:
@@ -35,3 +36,16 @@ def test_the_table_gives_mean_sd_the_oracle_lambda_and_the_certificate():
 def test_an_unknown_task_is_refused_before_any_fit():
     with pytest.raises(ValueError, match="tasks must be among"):
         run_selection_benchmark("unused", tasks=("ridge",))
+
+
+def test_a_run_of_one_task_keeps_the_other_tasks_rows(tmp_path):
+    path = tmp_path / "bench_selection.csv"
+    logistic = _rows()
+    assert with_other_tasks(logistic, path) is logistic  # no previous file
+    svm = logistic.assign(task="svm", accuracy=0.5)
+    pd.concat([logistic, svm]).to_csv(path, index=False)
+    rerun = logistic.assign(accuracy=0.9)
+    merged = with_other_tasks(rerun, path)
+    assert len(merged) == len(logistic) + len(svm)
+    assert (merged[merged["task"] == "svm"]["accuracy"] == 0.5).all()
+    assert (merged[merged["task"] == "logistic"]["accuracy"] == 0.9).all()

@@ -14,7 +14,8 @@ for each task (``logistic``: :class:`~dpconvex.PrivateLogisticRegressionCV`; ``s
 * ``noisy_gd, oracle λ`` — the same trainer at every λ of the grid on the whole training fold; the
   table keeps the λ of best mean test accuracy (NOT private: chosen on the test folds).
 
-Rows go to ``bench_selection.csv``; :func:`selection_table` renders them as markdown.  The seeds make
+Rows go to ``bench_selection.csv`` (a run of some tasks replaces only their rows); :func:`selection_table`
+renders them as markdown.  The seeds make
 it reproducible; a release uses ``random_state=None``.
 """
 
@@ -35,7 +36,8 @@ from ..model_selection import CLASSIFIER_GRID, PrivateHuberSVCCV, PrivateLogisti
 from .bench import cv_folds
 from .bench_scaling import default_estimator
 
-__all__ = ["SELECTION_EPSILONS", "SELECTION_CSV", "CV_ESTIMATORS", "run_selection_benchmark", "selection_table"]
+__all__ = ["SELECTION_EPSILONS", "SELECTION_CSV", "CV_ESTIMATORS", "run_selection_benchmark", "selection_table",
+           "with_other_tasks"]
 
 SELECTION_EPSILONS = (0.05, 0.1, 0.2, 1.0)
 SELECTION_CSV = "bench_selection.csv"
@@ -104,11 +106,20 @@ def run_selection_benchmark(out_dir: str | pathlib.Path = "docs", tasks: Sequenc
                                  **_fit(estimator, *data)})
                     bar.update()
     bar.close()
-    frame = pd.DataFrame(rows)
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    frame = with_other_tasks(pd.DataFrame(rows), out / SELECTION_CSV)
     frame.to_csv(out / SELECTION_CSV, index=False)
     return selection_table(frame)
+
+
+def with_other_tasks(frame: pd.DataFrame, path: pathlib.Path) -> pd.DataFrame:
+    """``frame`` after the rows of ``path`` (if it exists) of the tasks ``frame`` does not hold: a run of one
+    task replaces only its own rows."""
+    if not path.exists():
+        return frame
+    previous = pd.read_csv(path)
+    return pd.concat([previous[~previous["task"].isin(frame["task"].unique())], frame], ignore_index=True)
 
 
 def selection_table(frame: pd.DataFrame) -> str:
