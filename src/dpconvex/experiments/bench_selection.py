@@ -14,9 +14,11 @@ for each task (``logistic``: :class:`~dpconvex.PrivateLogisticRegressionCV`; ``s
 * ``noisy_gd, oracle λ`` — the same trainer at every λ of the grid on the whole training fold; the
   table keeps the λ of best mean test accuracy (NOT private: chosen on the test folds).
 
-Rows go to ``bench_selection.csv`` (a run of some tasks replaces only their rows); :func:`selection_table`
-renders them as markdown.  The seeds make
-it reproducible; a release uses ``random_state=None``.
+Rows go to ``bench_selection.csv`` (a run of some tasks replaces only their rows); :func:`selection_section`
+renders them as the section :data:`HEADING` of ``BENCHMARKS.md``.  ``dpconvex bench adult`` runs this
+part for each of its tasks (``--no-selection`` skips it and keeps the previous rows;
+``--selection-only`` runs nothing else).  The seeds make it reproducible; a release uses
+``random_state=None``.
 """
 
 from __future__ import annotations
@@ -34,13 +36,15 @@ from .._linear_model import FIXED_METHOD_L2
 from ..datasets.adult import load_adult
 from ..model_selection import CLASSIFIER_GRID, PrivateHuberSVCCV, PrivateLogisticRegressionCV
 from .bench import cv_folds
+from .bench_report import replace_section
 from .bench_scaling import default_estimator
 
-__all__ = ["SELECTION_EPSILONS", "SELECTION_CSV", "CV_ESTIMATORS", "run_selection_benchmark", "selection_table",
-           "with_other_tasks"]
+__all__ = ["HEADING", "SELECTION_EPSILONS", "SELECTION_CSV", "CV_ESTIMATORS", "run_selection_benchmark",
+           "selection_section", "selection_table", "with_other_tasks", "with_selection_section"]
 
 SELECTION_EPSILONS = (0.05, 0.1, 0.2, 1.0)
 SELECTION_CSV = "bench_selection.csv"
+HEADING = "## Private model selection: the `…CV` estimators against the default and the oracle"
 CV_ESTIMATORS = {"logistic": PrivateLogisticRegressionCV, "svm": PrivateHuberSVCCV}
 DEFAULT, FIXED, ORACLE = "auto (default)", f"noisy_gd, λ = {FIXED_METHOD_L2:g}", "noisy_gd, oracle λ (NOT private)"
 
@@ -56,8 +60,8 @@ def _fit(estimator: Any, X: np.ndarray, y: np.ndarray, X_test: np.ndarray, y_tes
 
 def run_selection_benchmark(out_dir: str | pathlib.Path = "docs", tasks: Sequence[str] = tuple(CV_ESTIMATORS),
                             epsilons: Sequence[float] = SELECTION_EPSILONS, *, delta: float = 1e-8, seed: int = 0,
-                            folds: int | None = None, progress: bool = True) -> str:
-    """Fit every entry (module docstring) on every fold, write ``bench_selection.csv``, return the markdown.
+                            folds: int | None = None, progress: bool = True) -> dict[str, str]:
+    """Fit every entry (module docstring) on every fold; write ``bench_selection.csv`` and the section.
 
     Parameters
     ----------
@@ -75,8 +79,8 @@ def run_selection_benchmark(out_dir: str | pathlib.Path = "docs", tasks: Sequenc
 
     Returns
     -------
-    str
-        :func:`selection_table` of the rows.
+    dict
+        The paths of the CSV and of ``BENCHMARKS.md`` (whose section :data:`HEADING` is rewritten in place).
     """
     unknown = [task for task in tasks if task not in CV_ESTIMATORS]
     if unknown:
@@ -110,7 +114,8 @@ def run_selection_benchmark(out_dir: str | pathlib.Path = "docs", tasks: Sequenc
     out.mkdir(parents=True, exist_ok=True)
     frame = with_other_tasks(pd.DataFrame(rows), out / SELECTION_CSV)
     frame.to_csv(out / SELECTION_CSV, index=False)
-    return selection_table(frame)
+    markdown = replace_section(out / "BENCHMARKS.md", selection_section(frame))
+    return {"selection_csv": str(out / SELECTION_CSV), "markdown": str(markdown)}
 
 
 def with_other_tasks(frame: pd.DataFrame, path: pathlib.Path) -> pd.DataFrame:
@@ -155,3 +160,25 @@ def selection_table(frame: pd.DataFrame) -> str:
                       f"`…CV` fits: " + ", ".join(f"ε = {e:g}: {t:.0f}" for e, t in
                                                      private.groupby("epsilon")["fit_time"].mean().items()), ""]
     return "\n".join(lines)
+
+
+def selection_section(frame: pd.DataFrame) -> list[str]:
+    """Markdown lines of this benchmark's section of ``BENCHMARKS.md``: the protocol, then :func:`selection_table`."""
+    return [HEADING, "",
+            "Regenerate with `dpconvex bench adult --selection-only` (module `dpconvex.experiments.bench_selection`; "
+            "the full `dpconvex bench adult` runs it too). The folds of the tasks above, δ = 1e-8, one seed per fit, "
+            "test accuracy (%) mean ± sd over folds. `…CV`: private selection of λ over its default grid "
+            f"{CLASSIFIER_GRID} (Papernot & Steinke's best of K ~ Poisson runs, E[K] = 10, 20 % of the training "
+            "fold for validation; the certificate covers the runs, the scores and the selection). "
+            f"`{DEFAULT}`: the estimator as a user gets it. `{FIXED}`: the `…CV` estimators' trainer at the "
+            f"library's fixed λ on the whole training fold. `{ORACLE}`: the same trainer at the grid's λ of best "
+            "mean test accuracy — chosen on the test folds, so not a private result. See docs/model-selection.md "
+            "for when private selection pays.", "", selection_table(frame)]
+
+
+def with_selection_section(text: str, out: pathlib.Path) -> str:
+    """``text`` with this section appended when ``out`` holds :data:`SELECTION_CSV`."""
+    path = pathlib.Path(out) / SELECTION_CSV
+    if not path.exists():
+        return text
+    return text.rstrip("\n") + "\n\n" + "\n".join(selection_section(pd.read_csv(path)))
