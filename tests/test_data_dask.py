@@ -9,6 +9,7 @@ rtol 1e-12 on sums of at most 1000 terms of size ≤ ~3 (errors ~1e-13 absolute)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -34,16 +35,38 @@ DATA_NORM = 4.0                    # above every row norm of the main data (no c
 RTOL, ATOL = 1e-12, 1e-11
 
 
+@contextlib.contextmanager
+def local_cluster(**config):
+    """A LocalCluster of 2 worker processes x 1 thread and its client, closed on exit."""
+    with dask.config.set(config), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        yield client
+
+
 @pytest.fixture(scope="module")
 def client():
-    # Losses defined in this module travel to the workers by value (the workers cannot import tests/).
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    # One retry per task: a task that kills every worker it runs on gives up after two workers.
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    with local_cluster() as client:
         yield client
+
+
+#: One retry per task: a task that kills every worker it runs on is given up after two workers.
+ONE_RETRY = {"distributed.scheduler.allowed-failures": 1}
+
+
+@pytest.fixture(scope="module")
+def losses_by_value():
+    """The losses defined in this module travel to the workers by value (they cannot import tests/)."""
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    yield
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="module")
+def fragile(losses_by_value):
+    """A second cluster for the tests that kill workers, so that no other test's blocks are lost with them."""
+    with local_cluster(**ONE_RETRY) as client:
+        yield client
 
 
 @pytest.fixture(scope="module")
@@ -79,23 +102,32 @@ def parameter(loss, seed=2):
     return 0.5 * np.random.default_rng(seed).standard_normal(loss.parameter_dimension(D))
 
 
-def wait_for_workers(client, lost=(), timeout: float = 60.0) -> None:
-    """Block until the workers ``lost`` have left the scheduler and two workers are up."""
+def kill_a_worker_holding_data(client) -> None:
+    """SIGKILL the worker holding the most keys (a child of this test's nanny, which starts a new one) and
+    wait until the scheduler has replaced it.  The cluster is idle, so no running task dies with it."""
+    held = client.has_what()
+    victim = max(held, key=lambda address: len(held[address]))
+    assert held[victim], "no worker holds any block"
+    os.kill(client.run(os.getpid, workers=[victim])[victim], signal.SIGKILL)
+    wait_for_workers(client, lost=victim)
+
+
+def wait_for_workers(client, lost: str = "", timeout: float = 60.0) -> None:
+    """Block until worker ``lost`` has left the scheduler and a worker is up (the data is recomputed there)."""
     deadline = time.monotonic() + timeout
     while True:
         workers = client.scheduler_info()["workers"]
-        if not set(lost) & set(workers) and len(workers) == 2:
+        if lost not in workers and workers:
             return
         assert time.monotonic() < deadline, f"the cluster did not replace its workers in {timeout} s"
         time.sleep(0.2)
 
 
-def kill_every_worker(client) -> None:
-    """End every worker process at once (their nannies start new ones), so every block is lost."""
-    processes = client.run(os.getpid)  # worker address -> process id (children of this test's nannies)
-    for pid in processes.values():
-        os.kill(pid, signal.SIGKILL)
-    wait_for_workers(client, processes)
+def separate_data(client, seed: int, **options):
+    """Data of its own (distinct task keys), its DaskData in 5 blocks, and the in-memory arrays."""
+    rng = np.random.default_rng(seed)
+    X, y = 0.5 * rng.standard_normal((N, D)), np.where(rng.random(N) < 0.5, -1.0, 1.0)
+    return DaskData.from_array(da.from_array(X, chunks=(200, D)), y, data_norm=DATA_NORM, client=client, **options), X, y
 
 
 # ------------------------------------------------------------------------------------ sums
@@ -170,7 +202,7 @@ def test_rows_above_data_norm_are_clipped_with_one_warning_and_the_count(client,
         data = DaskData.from_array(da.from_array(X, chunks=(CHUNK, D)), labels["binary"], data_norm=bound,
                                    client=client)
     leaks = [warning for warning in caught if issubclass(warning.category, PrivacyLeakWarning)]
-    assert len(leaks) == 1
+    assert len(leaks) == 1 and leaks[0].filename == __file__  # the warning points at the caller's line
     assert f"{int(np.sum(norms > bound))} of {N} rows have L2 norm above data_norm=1" in str(leaks[0].message)
     clipped = X * np.minimum(1.0, bound / norms)[:, None]  # the projection onto the ball, written out
     loss, w = LogisticLoss(), parameter(LogisticLoss())
@@ -269,18 +301,23 @@ def test_bad_construction_arguments(client, arrays):
         DaskData.from_array(chunked, labels["binary"], data_norm=DATA_NORM, client=client).permuted(np.zeros(N, int))
 
 
+def test_without_a_client_the_error_says_how_to_start_one(arrays):
+    X, labels = arrays  # the fixtures' clients are not the default client (set_as_default=False)
+    with pytest.raises(ValueError, match=r"no Dask client: pass client=, or start one"):
+        DaskData.from_array(da.from_array(X, chunks=(CHUNK, D)), labels["binary"], data_norm=DATA_NORM)
+
+
 # ----------------------------------------------------------------------------- worker loss
 
 
-def test_workers_killed_between_calls_are_replaced_and_the_sum_is_unchanged(client, stored, arrays):
-    X, labels = arrays
+def test_a_worker_killed_between_calls_has_its_blocks_recomputed_and_the_sum_unchanged(fragile):
+    data, X, y = separate_data(fragile, seed=10)
     loss, w = LogisticLoss(), parameter(LogisticLoss())
-    data = stored["binary"]
-    expected = reference(loss, w, X, labels["binary"], 0.3, INDICES)
+    expected = reference(loss, w, X, y, 0.3, INDICES)
     np.testing.assert_allclose(data.gradient_sum(loss, w, 0.3, INDICES), expected, rtol=RTOL, atol=ATOL)
-    kill_every_worker(client)
+    kill_a_worker_holding_data(fragile)
     np.testing.assert_allclose(data.gradient_sum(loss, w, 0.3, INDICES), expected, rtol=RTOL, atol=ATOL)
-    np.testing.assert_allclose(data.gradient_sum(loss, w, 0.3, None), reference(loss, w, X, labels["binary"], 0.3, None),
+    np.testing.assert_allclose(data.gradient_sum(loss, w, 0.3, None), reference(loss, w, X, y, 0.3, None),
                                rtol=RTOL, atol=ATOL)
 
 
@@ -302,34 +339,38 @@ class KillsEveryWorker(LogisticLoss):
         os._exit(1)
 
 
-def test_a_worker_killed_mid_call_is_retried_to_the_right_sum_or_given_up_with_a_clear_error(client, stored,
-                                                                                            arrays, tmp_path):
-    X, labels = arrays
-    data = stored["binary"]
+def test_a_worker_killed_mid_call_is_retried_to_the_right_sum(fragile, tmp_path):
+    data, X, y = separate_data(fragile, seed=11)
     w = parameter(LogisticLoss())
-    expected = reference(LogisticLoss(), w, X, labels["binary"], 0.3, None)
     got = data.gradient_sum(KillsItsWorkerOnce(str(tmp_path / "killed")), w, 0.3, None)
     assert (tmp_path / "killed").exists()  # a worker did die during the call
-    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
-    with pytest.raises(RuntimeError, match="the scheduler gave up on a task of this DaskData"):
-        data.gradient_sum(KillsEveryWorker(), w, 0.3, None)
-    wait_for_workers(client)
-    np.testing.assert_allclose(data.gradient_sum(LogisticLoss(), w, 0.3, None), expected, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(got, reference(LogisticLoss(), w, X, y, 0.3, None), rtol=RTOL, atol=ATOL)
+    wait_for_workers(fragile)
 
 
-def test_a_block_recomputed_from_a_changed_source_is_refused(client, arrays, tmp_path):
+def test_a_task_that_keeps_killing_workers_is_given_up_with_a_clear_error(losses_by_value):
+    """On a cluster of its own, closed at once: its nannies may still be restarting workers after this."""
+    with local_cluster(**ONE_RETRY) as doomed:
+        data, _, _ = separate_data(doomed, seed=12)
+        with pytest.raises(RuntimeError, match="the scheduler gave up on a task of this DaskData .* rebuild"):
+            data.gradient_sum(KillsEveryWorker(), parameter(LogisticLoss()), 0.3, None)
+
+
+def test_a_block_recomputed_from_a_changed_source_is_refused(fragile, tmp_path):
     """The blocks read files; after the files change, a worker loss forces a re-read: no silent new sum."""
-    X, labels = arrays
+    rng = np.random.default_rng(13)
+    X, y = 0.5 * rng.standard_normal((N, D)), np.where(rng.random(N) < 0.5, -1.0, 1.0)
     paths = [str(tmp_path / f"block{index}.npy") for index in range(2)]
     for path, part in zip(paths, np.split(X, 2)):
         np.save(path, part)
     chunked = da.concatenate([da.from_delayed(dask.delayed(np.load)(path), (N // 2, D), float) for path in paths])
-    data = DaskData.from_array(chunked, labels["binary"], data_norm=DATA_NORM, client=client)
+    data = DaskData.from_array(chunked, y, data_norm=DATA_NORM, client=fragile)
     loss, w = LogisticLoss(), parameter(LogisticLoss())
-    np.testing.assert_allclose(data.gradient_sum(loss, w, None, None),
-                               reference(loss, w, X, labels["binary"], None, None), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(data.gradient_sum(loss, w, None, None), reference(loss, w, X, y, None, None),
+                               rtol=RTOL, atol=ATOL)
     for path, part in zip(paths, np.split(X, 2)):
         np.save(path, part[::-1])  # the same rows in another order: the same norms, another labelling
-    kill_every_worker(client)
+    kill_a_worker_holding_data(fragile)
     with pytest.raises(RuntimeError, match=r"block \d was recomputed .* the source changed"):
         data.gradient_sum(loss, w, None, None)
+

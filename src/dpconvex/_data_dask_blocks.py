@@ -1,8 +1,9 @@
-"""Worker side of :mod:`dpconvex.data_dask`: one validated row block and the functions run on it.
+"""Blocks of :mod:`dpconvex.data_dask`: one validated row block, the functions run on it, and its report.
 
-Every function here runs inside a Dask task on the worker that holds the block and returns only
-small things to the client: a :class:`BlockReport` once, then one gradient or loss sum per call.
-The client side (:class:`dpconvex.data_dask.DaskData`) turns reports into errors and warnings.
+Every function but :func:`read_reports` runs inside a Dask task on the worker that holds the
+block and returns only small things to the client: a :class:`BlockReport` once, then one gradient
+or loss sum per call.  :func:`read_reports` runs on the client and turns the reports into the
+errors and the warning of the blockwise checks.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from .exceptions import PrivacyLeakWarning
 from .losses import Loss, row_norms
 
 __all__ = ["Block", "BlockReport", "array_block", "frame_block", "block_report", "gradient_sum", "loss_sum", "group_sums",
-           "block_label_error"]
+           "block_label_error",
+           "read_reports"]
 
 #: Rows of a block a task reads: all of them (None), a contiguous range, or sorted local indices.
 LocalRows = None | slice | NDArray[np.int64]
@@ -173,3 +175,48 @@ def block_label_error(block: Block, loss: Loss) -> tuple[int, str] | None:
         except ValueError:
             bad = middle
     return bad - 1, message
+
+def read_reports(reports: list[BlockReport], column_names: list[str], data_norm: float, label_bound: float | None,
+                 strict: bool) -> NDArray[np.int64]:
+    """The blocks' offsets (global index of each block's first row, then n), after the blockwise checks.
+
+    Raises ``ValueError`` for an empty table, a NaN/inf (naming block, global row and column) or,
+    with ``strict``, rows above ``data_norm`` or targets above ``label_bound`` (naming the block and
+    row of the largest); without ``strict`` the clipped rows and targets give one
+    :class:`~dpconvex.exceptions.PrivacyLeakWarning` each, with the total count.
+    """
+    offsets = np.concatenate(([0], np.cumsum([report.rows for report in reports]))).astype(np.int64)
+    if offsets[-1] == 0 or not column_names:
+        raise ValueError(f"X must have at least one sample and one feature; got shape ({offsets[-1]}, "
+                         f"{len(column_names)}).")
+    for index, report in enumerate(reports):
+        if report.nonfinite is not None:
+            name, row, column = report.nonfinite
+            where = f"column {column_names[column]}" if name == "X" else "the label"
+            raise ValueError(f"{name} must contain only finite values (no NaN or inf); block {index} has one at "
+                             f"row {offsets[index] + row} (row {row} of the block), {where}.")
+    _report_clipping(reports, offsets, "rows have L2 norm above", f"data_norm={data_norm:g}",
+                     "rows_over_norm", "largest_norm", "largest_norm_row", "||x||_2 <= data_norm", strict)
+    if label_bound is not None:
+        _report_clipping(reports, offsets, "targets have |y| above", f"label_bound={label_bound:g}",
+                         "labels_over_bound", "largest_label", "largest_label_row", "|y| <= label_bound", strict)
+    return offsets
+
+
+def _report_clipping(reports: list, offsets: NDArray[np.int64], what: str, bound: str, count: str, largest: str,
+                     largest_row: str, rule: str, strict: bool) -> None:
+    """Warn once (``PrivacyLeakWarning``) with the total count of clipped rows, or refuse them with ``strict``.
+
+    ``count``, ``largest`` and ``largest_row`` name the ``BlockReport`` fields; the row named
+    is the block's largest value of the block with the largest one.
+    """
+    total = sum(getattr(report, count) for report in reports)
+    if not total:
+        return
+    index = max(range(len(reports)), key=lambda block: getattr(reports[block], largest))
+    row = getattr(reports[index], largest_row)
+    message = (f"{total} of {offsets[-1]} {what} {bound} (largest {getattr(reports[index], largest):.4g}, "
+               f"in block {index} at row {offsets[index] + row}, row {row} of the block)")
+    if strict:
+        raise ValueError(message + f"; with strict=True they must satisfy {rule}.")
+    warnings.warn(message + "; they were clipped to the bound.", PrivacyLeakWarning, stacklevel=5)
