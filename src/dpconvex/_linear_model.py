@@ -23,6 +23,7 @@ from .constraints import Unconstrained
 from .exceptions import PrivacyLeakWarning
 from .losses import Loss, row_norms
 from .mechanisms import METHODS, REGISTRY
+from .mechanisms._keywords import require_backend
 from .problem import Problem
 
 __all__ = ["DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS", "OPTIMISER_OPTIONS",
@@ -137,6 +138,7 @@ class PrivateLinearModel(BaseEstimator):
             label_bound=self._label_bound(), constraint=constraint, strict=self.strict,
             require_smooth=spec.requires_smooth,
         )
+        require_backend(self.method, problem)
         plan = spec.plan(problem, **options)
         for reason in leaks:  # after the checks that raise: a refused fit releases nothing
             warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",

@@ -138,6 +138,9 @@ class DaskData:
         Row blocks held by the workers.
     """
 
+    #: The data backend's name, as the registry's ``backends`` list them.
+    backend = "dask"
+
     def __init__(self, client: distributed.Client, futures: list, offsets: NDArray[np.int64],
                  fingerprints: NDArray[np.int64], n_features: int, order: NDArray[np.int64] | None = None) -> None:
         self.client = client
@@ -298,6 +301,10 @@ class DaskData:
         for vector in self._sums(blocks.gradient_sum, rows, loss, np.asarray(w, dtype=float), clip_norm):
             total += vector
         return total
+
+    def mean_gradient(self, loss: Loss, w: NDArray) -> NDArray[np.float64]:
+        """(1/n) Σᵢ ∇ℓ(w; xᵢ, yᵢ), unclipped, over every row: :meth:`gradient_sum` divided by n."""
+        return self.gradient_sum(loss, w, None) / self.n
 
     def loss_sum(self, loss: Loss, w: NDArray) -> float:
         """Σᵢ ℓ(w; xᵢ, yᵢ) over every row (for reports; divide by ``n`` for the mean)."""

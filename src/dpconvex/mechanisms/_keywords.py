@@ -15,7 +15,7 @@ from typing import Any
 
 from ..problem import PROBLEM_KEYWORDS, DataShape, PrivacyTarget, Problem
 
-__all__ = ["split_keywords", "train_with_keywords", "plan_for_shape"]
+__all__ = ["split_keywords", "train_with_keywords", "plan_for_shape", "require_backend"]
 
 
 def split_keywords(arguments: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -27,12 +27,33 @@ def split_keywords(arguments: Mapping[str, Any]) -> tuple[dict[str, Any], dict[s
     return declaration, {name: value for name, value in arguments.items() if name not in PROBLEM_KEYWORDS}
 
 
-def train_with_keywords(plan: Callable, train: Callable, arguments: Mapping[str, Any], *,
+def require_backend(method: str, problem: Problem) -> None:
+    """``ValueError`` unless ``method`` reads the problem's data backend, naming the methods that do.
+
+    The backends of a method are its registry entry's ``backends``
+    (:data:`dpconvex.mechanisms.registry.REGISTRY`); a plan without data (``DataShape``) passes.
+    """
+    backend = getattr(problem.data, "backend", None)
+    if backend in (None, "numpy"):  # every method reads memory (tests/test_registry.py)
+        return
+    from .registry import REGISTRY  # the registry imports every mechanism, which import this module
+
+    if method not in REGISTRY or backend in REGISTRY[method].backends:  # an unknown method: its plan refuses it
+        return
+    supported = [name for name, spec in REGISTRY.items() if backend in spec.backends]
+    raise ValueError(f"method={method!r} reads its data in memory (NumPy) only and cannot train on a {backend} "
+                     f"collection; the methods that can are {supported}. Use one of them, or load the data into "
+                     "memory (e.g. X.compute()) if it fits.")
+
+
+def train_with_keywords(method: str, plan: Callable, train: Callable, arguments: Mapping[str, Any], *,
                         require_smooth: bool = True) -> Any:
     """The body of a public trainer: build the problem from its arguments, plan, train.
 
     Parameters
     ----------
+    method : str
+        The mechanism's registry name: a data backend it does not read is refused (:func:`require_backend`).
     plan, train : callable
         The mechanism's ``plan(problem, **options)`` and ``train(problem, plan, random_state)``.
     arguments : mapping
@@ -49,6 +70,7 @@ def train_with_keywords(plan: Callable, train: Callable, arguments: Mapping[str,
     declaration, options = split_keywords(arguments)
     X, y, random_state = options.pop("X"), options.pop("y"), options.pop("random_state")
     problem = Problem.from_arrays(X, y, require_smooth=require_smooth, **declaration)
+    require_backend(method, problem)
     return train(problem, plan(problem, **options), random_state)
 
 

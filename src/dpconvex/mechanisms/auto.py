@@ -66,7 +66,7 @@ from ..constraints import Constraint, L2Ball, Unconstrained
 from ..losses import Loss
 from ..problem import Problem
 from ._geometry import require_euclidean_projection
-from ._keywords import plan_for_shape, train_with_keywords
+from ._keywords import plan_for_shape, require_backend, train_with_keywords
 from .noisy_gd import TrainingResult, comparator_norm_bound
 from .noisy_sgd import NoisySGDPlan
 from .noisy_sgd import plan as noisy_sgd_plan
@@ -252,6 +252,7 @@ def plan(problem: Problem) -> AutoPlan:
         l2 = 0.0 if problem.l2_regularization == "auto" else problem.l2_regularization
         note = (f"method='auto' trained sco_noisy_sgd: the {problem.loss.name} loss is not smooth and sco_noisy_sgd is "
                 "the only mechanism for non-smooth losses")
+        require_backend("sco_noisy_sgd", problem)  # a non-smooth loss on a Dask collection: refused here
         return AutoPlan(sco_train, sco_plan(dataclasses.replace(problem, l2_regularization=l2)), l2, note)
     choice = _choose(problem)
     chosen = noisy_sgd_plan(dataclasses.replace(problem, l2_regularization=choice.l2_regularization),
@@ -296,4 +297,4 @@ def auto(
     :func:`~dpconvex.mechanisms.sco_noisy_sgd` with its defaults (λ = 0 for ``"auto"``).
     """
     _require_epsilon(epsilon, sigma)
-    return train_with_keywords(plan, train, locals(), require_smooth=False)
+    return train_with_keywords("auto", plan, train, locals(), require_smooth=False)

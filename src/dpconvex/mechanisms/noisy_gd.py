@@ -199,10 +199,10 @@ def train(problem: Problem, plan: NoisyGDPlan, random_state: None | int | np.ran
     rng = make_rng(random_state)
     theta = _initial_point(event.initialization, dimension, event.sigma, constants.strong_convexity, constraint, rng)
     noise_scale = np.sqrt(2.0 * event.step_size) * event.sigma
-    # loss.mean_gradient on the arrays, not data.gradient_sum / n: the quadratic loss rounds the two differently.
-    X, y = problem.data.X, problem.data.y
+    # The data's mean_gradient, not gradient_sum / n: in memory the quadratic loss rounds the two differently.
+    mean_gradient = problem.data.mean_gradient
     for _ in range(event.iterations):
-        gradient = loss.mean_gradient(theta, X, y) + l2 * theta
+        gradient = mean_gradient(loss, theta) + l2 * theta
         theta = constraint.project(theta - event.step_size * gradient + noise_scale * rng.standard_normal(dimension))
 
     # the winner, and why each other bound lost or did not apply (Thm 2: never inferred)
@@ -281,4 +281,4 @@ def noisy_gd(
         ``None`` (default) draws noise from an OS-seeded generator — the only choice for a
         release.  A seed makes runs reproducible, for experiments and tests.
     """
-    return train_with_keywords(plan, train, locals())
+    return train_with_keywords("noisy_gd", plan, train, locals())

@@ -477,4 +477,4 @@ def noisy_sgd(
     random_state : None, int or Generator
         ``None`` (the only choice for a release) draws batches and noise from an OS-seeded generator.
     """
-    return train_with_keywords(plan, train, locals())
+    return train_with_keywords("noisy_sgd", plan, train, locals())

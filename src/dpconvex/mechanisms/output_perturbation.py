@@ -218,7 +218,7 @@ def output_perturbation_sgd(
     averaging_interval : int or "auto"
         τ of RSGD-AR (``"auto"``: 5); ignored by the other variants.
     """
-    return train_with_keywords(plan, train, locals())
+    return train_with_keywords(variant, plan, train, locals())
 
 
 def nsgd(X, y, **kwargs) -> TrainingResult:

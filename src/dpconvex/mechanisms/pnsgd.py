@@ -303,4 +303,4 @@ def pnsgd(
     TrainingResult
         ``coef`` and a certificate whose ``record_profile[t − 1]`` is δ_t at the certified ε.
     """
-    return train_with_keywords(plan, train, locals())
+    return train_with_keywords("pnsgd", plan, train, locals())

@@ -244,4 +244,4 @@ def sco_noisy_sgd(
     random_state : None, int or Generator
         ``None`` (default): OS-seeded noise and sampling — the only choice for a release.
     """
-    return train_with_keywords(plan, train, locals(), require_smooth=False)
+    return train_with_keywords("sco_noisy_sgd", plan, train, locals(), require_smooth=False)
