@@ -72,8 +72,12 @@ def _first_nonfinite(features: NDArray, labels: NDArray) -> tuple[str, int, int]
     return ("y", int(bad_labels[0]), 0) if bad_labels.size else None
 
 
-def array_block(features: NDArray, labels: NDArray, data_norm: float, label_bound: float | None) -> Block:
+def array_block(features: NDArray, labels: NDArray, data_norm: float, label_bound: float | None,
+                constant_column: float | None = None) -> Block:
     """Validate one row block: finite values, rows clipped to ``data_norm``, targets to ``label_bound``.
+
+    With ``constant_column``, a column of that value is appended to the clipped rows (an intercept's
+    constant feature); the report and the fingerprint describe the rows as held.
 
     The clipping is :func:`~dpconvex._validation.enforce_norm_bound` and
     :func:`~dpconvex._validation.enforce_label_bound`, the in-memory rules, with their warnings
@@ -102,6 +106,8 @@ def array_block(features: NDArray, labels: NDArray, data_norm: float, label_boun
             largest_label_row = int(np.argmax(np.abs(labels)))
             largest_label = float(np.abs(labels[largest_label_row]))
         features, labels = clipped, clipped_labels
+        if constant_column is not None:
+            features = np.hstack([features, np.full((features.shape[0], 1), float(constant_column))])
     report = BlockReport(rows=features.shape[0], fingerprint=_fingerprint(features, labels), nonfinite=nonfinite,
                          rows_over_norm=over, largest_norm=largest, largest_norm_row=largest_row,
                          labels_over_bound=labels_over, largest_label=largest_label,

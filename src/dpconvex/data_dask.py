@@ -136,6 +136,11 @@ class DaskData:
         Features (columns of X).
     n_blocks : int
         Row blocks held by the workers.
+    norm_bound : float or None
+        The bound every held row satisfies, ‖x‖₂ ≤ norm_bound (set by :meth:`from_array` and
+        :meth:`from_dataframe`: ``data_norm``, or more with a ``constant_column``).
+    label_bound : float or None
+        The bound every held target satisfies, |y| ≤ label_bound (None: not bounded).
     """
 
     #: The data backend's name, as the registry's ``backends`` list them.
@@ -152,12 +157,15 @@ class DaskData:
         self.n = int(offsets[-1])
         self.n_features = int(n_features)
         self.n_blocks = len(futures)
+        self.norm_bound: float | None = None
+        self.label_bound: float | None = None
 
     # -- construction -------------------------------------------------------------------------
 
     @classmethod
     def from_array(cls, X: da.Array, y: da.Array | NDArray, *, data_norm: float, label_bound: float | None = None,
-                   strict: bool = False, client: distributed.Client | None = None) -> DaskData:
+                   strict: bool = False, constant_column: float | None = None,
+                   client: distributed.Client | None = None) -> DaskData:
         """Validate and persist a dask array X (n, d) and labels y (n,) on the cluster, block by block.
 
         Parameters
@@ -173,6 +181,10 @@ class DaskData:
             Declared bound on |y| for regression targets (clipped likewise); None: not checked.
         strict : bool, default=False
             Refuse rows or targets above their bounds instead of clipping them.
+        constant_column : float, optional
+            Append a column equal to this value to every row after the row is clipped to
+            ``data_norm`` (an intercept's constant feature); the rows then satisfy
+            ‖x‖₂ ≤ √(data_norm² + constant_column²) = :attr:`norm_bound`.
         client : distributed.Client, optional
             Defaults to the current client (``distributed.get_client()``).
 
@@ -198,10 +210,17 @@ class DaskData:
         elif y.chunks[0] != X.chunks[0]:
             y = y.rechunk((X.chunks[0],))
         _check_bounds(data_norm, label_bound)
-        pieces = [dask.delayed(blocks.array_block, pure=True)(features, labels, data_norm, label_bound)
+        if constant_column is not None and not (isinstance(constant_column, numbers.Real)
+                                                and np.isfinite(constant_column) and constant_column > 0):
+            raise ValueError(f"constant_column must be None or finite and > 0; got {constant_column!r}.")
+        pieces = [dask.delayed(blocks.array_block, pure=True)(features, labels, data_norm, label_bound, constant_column)
                   for features, labels in zip(X.to_delayed()[:, 0], y.to_delayed())]
-        return cls._persist(pieces, [str(column) for column in range(X.shape[1])],
+        data = cls._persist(pieces, [str(column) for column in range(X.shape[1])],
                             data_norm, label_bound, strict, client)
+        if constant_column is not None:
+            data.n_features += 1
+            data.norm_bound = float(np.hypot(data_norm, constant_column))
+        return data
 
     @classmethod
     def from_dataframe(cls, frame: dd.DataFrame, label: str, *, features: list | None = None, data_norm: float,
@@ -258,7 +277,9 @@ class DaskData:
         reports = client.gather(client.map(blocks.block_report, futures, pure=False))
         offsets = blocks.read_reports(reports, column_names, data_norm, label_bound, strict)
         fingerprints = np.array([report.fingerprint for report in reports], dtype=np.int64)
-        return cls(client, futures, offsets, fingerprints, len(column_names))
+        data = cls(client, futures, offsets, fingerprints, len(column_names))
+        data.norm_bound, data.label_bound = float(data_norm), label_bound
+        return data
 
     def permuted(self, order: NDArray) -> DaskData:
         """The same blocks read in the order ``order`` (global row at each position) by slices of ``rows``.
@@ -269,8 +290,10 @@ class DaskData:
         if (order.shape != (self.n,) or not np.issubdtype(order.dtype, np.integer)
                 or not np.array_equal(np.sort(order), np.arange(self.n))):
             raise ValueError(f"order must be a permutation of 0..{self.n - 1} (an integer array of length n = {self.n}).")
-        return type(self)(self.client, self._futures, self._offsets, self._fingerprints, self.n_features,
+        data = type(self)(self.client, self._futures, self._offsets, self._fingerprints, self.n_features,
                           order.astype(np.int64))
+        data.norm_bound, data.label_bound = self.norm_bound, self.label_bound
+        return data
 
     # -- data access ------------------------------------------------------------------------------
 

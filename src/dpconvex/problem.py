@@ -21,14 +21,15 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import check_privacy_budget, check_training_data, enforce_label_bound, enforce_norm_bound
+from ._validation import (check_privacy_budget, check_training_data, enforce_label_bound, enforce_norm_bound,
+                          is_dask_collection)
 from .constraints import Constraint, Unconstrained
 from .losses import Loss, LossConstants, row_norms
 
 if TYPE_CHECKING:  # the Dask backend is an optional extra, imported only for Dask collections
     from .data_dask import DaskData
 
-__all__ = ["PrivacyTarget", "DataShape", "InMemoryData", "Problem", "PROBLEM_KEYWORDS", "is_dask_collection"]
+__all__ = ["PrivacyTarget", "DataShape", "InMemoryData", "Problem", "PROBLEM_KEYWORDS"]
 
 
 @dataclass(frozen=True)
@@ -201,6 +202,8 @@ class Problem:
             array X (with y a dask array or an ndarray) is validated block by block on the cluster of
             the current ``distributed`` client and stays there
             (:meth:`~dpconvex.data_dask.DaskData.from_array`; a violation names the block and row).
+            A :class:`~dpconvex.data_dask.DaskData` (``y`` None) is used as it is, once its rows and
+            targets are known to lie within ``data_norm`` and ``label_bound``.
         loss, l2_regularization, constraint, data_norm, label_bound, strict
             As the attributes of the class.
         delta, epsilon, sigma : float
@@ -226,6 +229,10 @@ class Problem:
         problem = cls(DataShape(0, 0), loss, l2_regularization, constraint, data_norm, label_bound,
                       PrivacyTarget(delta, epsilon, sigma), strict)
         targets_bound = None if loss.classification else label_bound
+        if getattr(X, "backend", None) == "dask":  # a DaskData, validated when it was built
+            _check_held_bounds(X, data_norm, targets_bound)
+            X.check_labels(loss)
+            return dataclasses.replace(problem, data=X)
         if is_dask_collection(X):
             from .data_dask import DaskData
 
@@ -279,9 +286,15 @@ class Problem:
                 "label_bound": self.label_bound, "l2_regularization": self.l2_regularization}
 
 
-def is_dask_collection(X: object) -> bool:
-    """Whether ``X`` is a Dask collection (array, DataFrame, Series), told without importing Dask."""
-    return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "__dask_graph__")
+def _check_held_bounds(data: DaskData, data_norm: float, label_bound: float | None) -> None:
+    """``ValueError`` unless the rows (targets) ``data`` holds were validated within ``data_norm`` (``label_bound``)."""
+    # A relative 1e-12 for rounding: √(c² + c²) and √2·c may differ in their last bit.
+    if data.norm_bound is None or not data.norm_bound <= data_norm * (1 + 1e-12):
+        raise ValueError(f"data_norm={data_norm!r} is below the bound the DaskData's rows were validated at "
+                         f"({data.norm_bound!r}); declare data_norm >= {data.norm_bound!r}.")
+    if label_bound is not None and (data.label_bound is None or not data.label_bound <= label_bound):
+        raise ValueError(f"label_bound={label_bound!r} is below the bound the DaskData's targets were validated "
+                         f"at ({data.label_bound!r}); build it with label_bound <= {label_bound!r}.")
 
 
 #: The keywords of :meth:`Problem.from_arrays` that a public trainer shares (the others are its options).
