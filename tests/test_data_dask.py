@@ -374,3 +374,33 @@ def test_a_block_recomputed_from_a_changed_source_is_refused(fragile, tmp_path):
     with pytest.raises(RuntimeError, match=r"block \d was recomputed .* the source changed"):
         data.gradient_sum(loss, w, None, None)
 
+
+
+# ----------------------------------------------------------------------------- out of core
+
+
+@pytest.mark.parametrize("rows", ROWS.values(), ids=ROWS.keys())
+def test_blocks_read_from_their_source_at_every_call_give_the_same_sums(client, arrays, stored, rows):
+    """persist=False (out of core): no block stays on the workers; every call recomputes the blocks it reads."""
+    X, labels = arrays
+    streamed = DaskData.from_array(da.from_array(X, chunks=(CHUNK, D)), labels["binary"], data_norm=DATA_NORM,
+                                   persist=False, client=client)
+    assert not streamed.persisted and stored["binary"].persisted  # small data persist by default
+    loss, w = LogisticLoss(), parameter(LogisticLoss())
+    np.testing.assert_allclose(streamed.gradient_sum(loss, w, 0.3, rows),
+                               reference(loss, w, X, labels["binary"], 0.3, rows), rtol=RTOL, atol=ATOL)
+
+
+def test_a_dataframe_larger_than_the_clusters_share_is_not_persisted(client, arrays, monkeypatch):
+    """persist=None decides after the validating pass, from n and the workers' memory limits."""
+    import dpconvex.data_dask as module
+
+    X, labels = arrays
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcdef")).assign(label=labels["binary"]), npartitions=4)
+    monkeypatch.setattr(module, "fits_in_cluster_memory", lambda client, nbytes: nbytes <= 8 * N * (D + 3) - 1)
+    streamed = DaskData.from_dataframe(frame, "label", data_norm=DATA_NORM, client=client)
+    assert not streamed.persisted
+    loss, w = LogisticLoss(), parameter(LogisticLoss())
+    np.testing.assert_allclose(streamed.gradient_sum(loss, w, None, None),
+                               reference(loss, w, X, labels["binary"], None, None), rtol=RTOL, atol=ATOL)
+    streamed.check_labels(loss)

@@ -283,6 +283,11 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--schema", help="with --csv: JSON schema with category sets, numeric bounds and the label set "
                    "(positive_label, or classes for multi-class; without one they are read from the data: "
                    "no guarantee, epsilon = inf)")
+    p.add_argument("--parquet", help="a directory of Parquet files (or one file), trained on a Dask cluster without "
+                   "loading it into memory; needs --target (numeric feature columns) or --schema; every row is "
+                   "trained on (no held-out accuracy); methods auto, noisy_gd and noisy_sgd")
+    p.add_argument("--scheduler", help="with --parquet: address of a running Dask scheduler (e.g. "
+                   "tcp://10.0.0.5:8786); default: a LocalCluster started and closed for the run")
     p.add_argument("--test-size", type=float, default=0.2, help="with --csv: held-out fraction")
     p.add_argument("--epsilon", type=_positive_float, default=0.1)
     p.add_argument("--delta", type=float, default=1e-8)
@@ -305,6 +310,12 @@ def _run_train(args: argparse.Namespace) -> dict:
 
     if args.method in METHOD_ADVICE:  # stderr, so that --json keeps stdout valid JSON
         print(f"dpconvex: note: {METHOD_ADVICE[args.method]}", file=sys.stderr)
+    if args.parquet:
+        from .cli_parquet import train_parquet
+
+        return train_parquet(args, getattr(estimators, MODELS[args.model]))
+    if args.scheduler:
+        raise ValueError("--scheduler applies to --parquet only.")
 
     split = load_train_test(
         csv=args.csv, target=args.target, positive=args.positive, schema=args.schema,

@@ -98,10 +98,11 @@ try:
     import dask.array as da
     import dask.dataframe as dd
     import distributed
+    from dask.delayed import Delayed
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError("dpconvex.data_dask needs Dask: pip install 'dpconvex[dask]'.") from error
 
-__all__ = ["DaskData"]
+__all__ = ["DaskData", "fits_in_cluster_memory"]
 
 #: What ``rows`` may be: every row, a slice of positions, or sorted global row indices.
 Rows = None | slice | NDArray[np.int64]
@@ -117,8 +118,10 @@ class DaskData:
     ----------
     client : distributed.Client
         The client whose cluster holds the blocks.
-    futures : list of distributed.Future
-        One future per row block, each a ``dpconvex._data_dask_blocks.Block``.
+    futures : list of distributed.Future or of dask.delayed.Delayed
+        One per row block, each computing a ``dpconvex._data_dask_blocks.Block``: futures of blocks
+        held by the workers, or (out of core) the delayed blocks, recomputed from their source at
+        every call.
     offsets : ndarray of int64, shape (n_blocks + 1,)
         Global index of each block's first row; ``offsets[-1]`` is n.
     fingerprints : ndarray of int64, shape (n_blocks,)
@@ -136,6 +139,8 @@ class DaskData:
         Features (columns of X).
     n_blocks : int
         Row blocks held by the workers.
+    persisted : bool
+        Whether the blocks stay in the workers' memory (else each call reads them from their source).
     norm_bound : float or None
         The bound every held row satisfies, ‖x‖₂ ≤ norm_bound (set by :meth:`from_array` and
         :meth:`from_dataframe`: ``data_norm``, or more with a ``constant_column``).
@@ -150,6 +155,7 @@ class DaskData:
                  fingerprints: NDArray[np.int64], n_features: int, order: NDArray[np.int64] | None = None) -> None:
         self.client = client
         self._futures = futures
+        self.persisted = not (futures and isinstance(futures[0], Delayed))
         self._offsets = offsets
         self._fingerprints = fingerprints
         self._order = order
@@ -164,7 +170,7 @@ class DaskData:
 
     @classmethod
     def from_array(cls, X: da.Array, y: da.Array | NDArray, *, data_norm: float, label_bound: float | None = None,
-                   strict: bool = False, constant_column: float | None = None,
+                   strict: bool = False, constant_column: float | None = None, persist: bool | None = None,
                    client: distributed.Client | None = None) -> DaskData:
         """Validate and persist a dask array X (n, d) and labels y (n,) on the cluster, block by block.
 
@@ -185,6 +191,11 @@ class DaskData:
             Append a column equal to this value to every row after the row is clipped to
             ``data_norm`` (an intercept's constant feature); the rows then satisfy
             ‖x‖₂ ≤ √(data_norm² + constant_column²) = :attr:`norm_bound`.
+        persist : bool, optional
+            Keep the validated blocks in the workers' memory (True), or read, validate and reduce each
+            block from its source at every call, holding one block per worker thread at a time
+            (False: out of core).  Default: persist when the validated data (8·n·(d + 2) bytes) take
+            at most half the cluster's memory (:func:`fits_in_cluster_memory`).  The sums are the same.
         client : distributed.Client, optional
             Defaults to the current client (``distributed.get_client()``).
 
@@ -215,8 +226,11 @@ class DaskData:
             raise ValueError(f"constant_column must be None or finite and > 0; got {constant_column!r}.")
         pieces = [dask.delayed(blocks.array_block, pure=True)(features, labels, data_norm, label_bound, constant_column)
                   for features, labels in zip(X.to_delayed()[:, 0], y.to_delayed())]
-        data = cls._persist(pieces, [str(column) for column in range(X.shape[1])],
-                            data_norm, label_bound, strict, client)
+        client = _client(client)
+        if persist is None:
+            persist = fits_in_cluster_memory(client, 8 * X.shape[0] * (X.shape[1] + 3))
+        data = cls._build(pieces, [str(column) for column in range(X.shape[1])],
+                          data_norm, label_bound, strict, client, persist)
         if constant_column is not None:
             data.n_features += 1
             data.norm_bound = float(np.hypot(data_norm, constant_column))
@@ -224,7 +238,7 @@ class DaskData:
 
     @classmethod
     def from_dataframe(cls, frame: dd.DataFrame, label: str, *, features: list | None = None, data_norm: float,
-                       label_bound: float | None = None, strict: bool = False,
+                       label_bound: float | None = None, strict: bool = False, persist: bool | None = None,
                        client: distributed.Client | None = None) -> DaskData:
         """Validate and persist a dask DataFrame of numeric columns; each partition is a block.
 
@@ -237,8 +251,9 @@ class DaskData:
             The column holding the labels or targets.
         features : list, optional
             The feature columns, in order; default: every column but ``label``.
-        data_norm, label_bound, strict, client
-            As in :meth:`from_array`.
+        data_norm, label_bound, strict, persist, client
+            As in :meth:`from_array` (the default of ``persist`` is decided once n is known, after the
+            pass that validates the blocks).
 
         Raises
         ------
@@ -265,19 +280,28 @@ class DaskData:
         _check_bounds(data_norm, label_bound)
         pieces = [dask.delayed(blocks.frame_block, pure=True)(partition, features, label, data_norm, label_bound)
                   for partition in frame.to_delayed()]
-        return cls._persist(pieces, [repr(column) for column in features],
-                            data_norm, label_bound, strict, client)
+        return cls._build(pieces, [repr(column) for column in features],
+                          data_norm, label_bound, strict, _client(client), persist)
 
     @classmethod
-    def _persist(cls, pieces: list, column_names: list[str], data_norm: float,
-                 label_bound: float | None, strict: bool, client: distributed.Client | None) -> DaskData:
-        """Compute the blocks on the workers (they stay there), then check their reports on the client."""
-        client = _client(client)
-        futures = client.compute(pieces)
-        reports = client.gather(client.map(blocks.block_report, futures, pure=False))
+    def _build(cls, pieces: list, column_names: list[str], data_norm: float, label_bound: float | None,
+               strict: bool, client: distributed.Client, persist: bool | None) -> DaskData:
+        """Validate the blocks on the workers, check their reports on the client, keep them there or at their source.
+
+        Persisted: the blocks are computed once and stay in the workers' memory.  Otherwise one
+        pass computes only the reports (each block is dropped once reported), and every later call
+        recomputes the blocks it reads from ``pieces``; ``persist=None`` decides after that pass.
+        """
+        if persist:
+            futures = client.compute(pieces)
+            reports = client.gather(client.map(blocks.block_report, futures, pure=False))
+        else:
+            reports = client.compute([dask.delayed(blocks.block_report)(piece) for piece in pieces], sync=True)
         offsets = blocks.read_reports(reports, column_names, data_norm, label_bound, strict)
+        if persist is None and fits_in_cluster_memory(client, 8 * int(offsets[-1]) * (len(column_names) + 3)):
+            persist, futures = True, client.compute(pieces)
         fingerprints = np.array([report.fingerprint for report in reports], dtype=np.int64)
-        data = cls(client, futures, offsets, fingerprints, len(column_names))
+        data = cls(client, futures if persist else pieces, offsets, fingerprints, len(column_names))
         data.norm_bound, data.label_bound = float(data_norm), label_bound
         return data
 
@@ -335,8 +359,12 @@ class DaskData:
 
     def check_labels(self, loss: Loss) -> None:
         """Raise ``ValueError`` naming the block and row of the first label ``loss.check_labels`` refuses."""
-        errors = self.client.gather([self.client.submit(blocks.block_label_error, future, loss, pure=False)
-                                     for future in self._futures])
+        if self.persisted:
+            errors = self.client.gather([self.client.submit(blocks.block_label_error, future, loss, pure=False)
+                                         for future in self._futures])
+        else:
+            errors = self.client.compute([dask.delayed(blocks.block_label_error)(piece, loss)
+                                          for piece in self._futures], sync=True)
         for index, error in enumerate(errors):
             if error is not None:
                 row, message = error
@@ -406,7 +434,10 @@ class DaskData:
         """
         local = dict(self._local_rows(rows))
         submitted = []
-        for address, group in self._groups():
+        if not self.persisted:  # one task per block, so that a worker thread holds one block at a time
+            submitted = [("", [index], dask.delayed(blocks.group_sums, pure=False)(
+                [self._futures[index]], [local[index]], block_sum, *arguments)) for index in sorted(local)]
+        for address, group in self._groups() if self.persisted else ():
             chosen = [index for index in group if index in local]
             if chosen:
                 submitted.append((address, chosen, self.client.submit(
@@ -414,14 +445,15 @@ class DaskData:
                     block_sum, *arguments, workers=[address] if address else None, allow_other_workers=True,
                     pure=False)))
         try:
-            answers = self.client.gather([future for _, _, future in submitted])
+            tasks = [task for _, _, task in submitted]
+            answers = self.client.gather(tasks) if self.persisted else self.client.compute(tasks, sync=True)
         except distributed.KilledWorker as error:
             raise RuntimeError(f"the scheduler gave up on a task of this DaskData after losing the workers that ran "
                                f"it ({error}); no sum was returned. Check the workers' memory and logs, then rebuild "
                                "the DaskData.") from error
         results = {}
         for (address, chosen, _), (ran_on, values) in zip(submitted, answers):
-            if ran_on != address:
+            if ran_on != address and self.persisted:
                 self._placement = None
             results.update(zip(chosen, values))
         changed = [index for index, (_, _, fingerprint) in results.items() if fingerprint != self._fingerprints[index]]
@@ -434,6 +466,12 @@ class DaskData:
             raise RuntimeError(f"the blocks summed {summed} rows instead of the {expected} selected; no sum was "
                                "returned. Rebuild the DaskData.")
         return [results[index][0] for index in sorted(results)]
+
+
+def fits_in_cluster_memory(client: distributed.Client, nbytes: int, share: float = 0.5) -> bool:
+    """Whether ``nbytes`` take at most ``share`` of the workers' memory limits (no limit: fits)."""
+    limits = [worker.get("memory_limit") or 0 for worker in client.scheduler_info()["workers"].values()]
+    return not limits or 0 in limits or nbytes <= share * sum(limits)
 
 
 def _client(client: distributed.Client | None) -> distributed.Client:
