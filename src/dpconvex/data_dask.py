@@ -442,7 +442,7 @@ class DaskData:
             if chosen:
                 submitted.append((address, chosen, self.client.submit(
                     blocks.group_sums, [self._futures[index] for index in chosen], [local[index] for index in chosen],
-                    block_sum, *arguments, workers=[address] if address else None, allow_other_workers=True,
+                    block_sum, *arguments, workers=[address] if address else None, allow_other_workers=bool(address),
                     pure=False)))
         try:
             tasks = [task for _, _, task in submitted]
