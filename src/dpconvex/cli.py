@@ -383,9 +383,11 @@ def _run_reproduce(args: argparse.Namespace) -> dict:
 
 def _add_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="head-to-head benchmark (and, for adult, time vs n), written to docs/BENCHMARKS.md")
-    p.add_argument("dataset", choices=["adult", *BENCH_DATASETS],
-                   help="UCI Adult (every method, peers, timings), or a data set bundled with scikit-learn (the "
-                        "defaults against non-private, majority and the peers that apply; 20 repeats of 5-fold CV)")
+    p.add_argument("dataset", choices=["adult", *BENCH_DATASETS, "scale"],
+                   help="UCI Adult (every method, peers, timings), a data set bundled with scikit-learn (the "
+                        "defaults against non-private, majority and the peers that apply; 20 repeats of 5-fold CV), "
+                        "or scale: in-memory NumPy against Dask on 4.9M x 120 rows, and an out-of-core Parquet run "
+                        "twice the machine's memory (--quick: 200,000 rows and a 2M-row Parquet set)")
     p.add_argument("--task", default="all", choices=["all", *BENCH_TASKS],
                    help="logistic regression, huberised SVM, or both")
     p.add_argument("--quick", action="store_true",
@@ -431,6 +433,11 @@ _ADULT_ONLY = {"methods": list(METHODS), "baselines": list(BENCH_BASELINES), "no
 
 
 def _run_bench(args: argparse.Namespace) -> dict:
+    if args.dataset == "scale":
+        from .experiments.bench_scale import run_scale
+
+        sizes = dict(rows=200_000, out_of_core_rows=2_000_000, rows_per_block=50_000) if args.quick else {}
+        return run_scale(out=args.out, seed=args.seed, **sizes)
     if args.dataset != "adult":
         given = [f"--{name.replace('_', '-')}" for name, default in _ADULT_ONLY.items()
                  if getattr(args, name) != default]
