@@ -190,7 +190,7 @@ class DaskData:
         constant_column : float, optional
             Append a column equal to this value to every row after the row is clipped to
             ``data_norm`` (an intercept's constant feature); the rows then satisfy
-            ‖x‖₂ ≤ √(data_norm² + constant_column²) = :attr:`norm_bound`.
+            ‖x‖₂ ≤ √(data_norm² + constant_column²) = ``norm_bound``.
         persist : bool, optional
             Keep the validated blocks in the workers' memory (True), or read, validate and reduce each
             block from its source at every call, holding one block per worker thread at a time
