@@ -88,3 +88,34 @@ def test_bad_parquet_arguments_are_refused_naming_them(table, capsys, arguments,
 def test_scheduler_without_parquet_is_refused(capsys):
     assert main(["train", "--scheduler", "tcp://127.0.0.1:1"]) == 2
     assert "--scheduler applies to --parquet only" in capsys.readouterr().err
+
+
+def test_multiclass_schema_with_classes_in_declared_order_encodes_each_label_to_its_class(table, capsys, tmp_path):
+    """Classes declared unsorted: each label must map to its own declared class (index in declaration order)."""
+    directory, _, frame = table
+    multi = tmp_path / "multi"
+    multi.mkdir()
+    frame.assign(label=np.where(frame["a"] > 0.3, "b", np.where(frame["a"] < -0.3, "c", "a"))).to_parquet(
+        multi / "all.parquet")
+    spec = {**SCHEMA, "positive_label": None, "classes": ["b", "a", "c"]}
+    spec.pop("positive_label")
+    (tmp_path / "multi.json").write_text(json.dumps(spec))
+    payload = run(capsys, "--parquet", str(multi), "--schema", str(tmp_path / "multi.json"))
+    assert payload["classes"] == ["b", "a", "c"] and payload["n_classes"] == 3 and payload["epsilon"] <= 1.0
+
+
+def test_a_data_dependent_schema_is_refused(table, capsys, tmp_path):
+    directory, _, _ = table
+    (tmp_path / "inferred.json").write_text(json.dumps({**SCHEMA, "data_dependent": True}))
+    assert main(["train", "--parquet", str(directory), "--schema", str(tmp_path / "inferred.json")]) == 2
+    assert "--parquet needs a declared schema" in capsys.readouterr().err
+
+
+def test_positive_with_a_numeric_target_is_refused(table, capsys, tmp_path):
+    _, _, frame = table
+    numeric = tmp_path / "numeric"
+    numeric.mkdir()
+    frame.drop(columns=["colour"]).assign(label=np.where(frame["label"] == "yes", 1.0, 0.0)).to_parquet(
+        numeric / "all.parquet")
+    assert main(["train", "--parquet", str(numeric), "--target", "label", "--positive", "1"]) == 2
+    assert "--positive compares label texts, but the target 'label' is numeric" in capsys.readouterr().err

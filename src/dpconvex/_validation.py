@@ -112,7 +112,7 @@ def make_rng(random_state: None | int | np.random.Generator | np.random.RandomSt
 
 def is_dask_collection(X: object) -> bool:
     """Whether ``X`` is a Dask collection (array, DataFrame, Series), told without importing Dask."""
-    return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "__dask_graph__")
+    return type(X).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(X, "__dask_graph__")
 
 
 def check_frame(X: object) -> None:

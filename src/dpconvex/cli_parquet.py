@@ -23,7 +23,7 @@ import pandas as pd
 
 __all__ = ["train_parquet"]
 
-#: Why a label set read from the table voids the certificate (the estimator adds its own reason too).
+#: The certificate's note on the data: every row was trained on.
 NO_HELD_OUT = "trained on every row of the Parquet table: no held-out accuracy is reported"
 
 
@@ -52,8 +52,11 @@ def _features_and_labels(frame, args: argparse.Namespace) -> tuple:
     same files may be split differently once Dask optimises each).  Multi-class labels become
     their index in the declared classes.
     """
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
     from .datasets import TabularSchema
     from .datasets.encoding import feature_names
+    from .datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON
 
     if args.schema:
         schema = TabularSchema.from_json(args.schema)
@@ -62,6 +65,10 @@ def _features_and_labels(frame, args: argparse.Namespace) -> tuple:
                              f"{args.target!r}); give a schema with its target and label set.")
         if args.positive is not None:
             raise ValueError("--positive applies without --schema only: the schema declares the label set.")
+        if schema.data_dependent:
+            raise ValueError(f"{DATA_DEPENDENT_SCHEMA_REASON}: --parquet needs a declared schema (every category, "
+                             "range and the label set), since a model trained on a data-dependent encoding has no "
+                             "guarantee.")
         names, target = [*feature_names(schema), _LABEL], schema.target
         label_set = list(schema.label_set)
         classes = label_set if schema.classes is None else list(range(len(label_set)))
@@ -71,13 +78,18 @@ def _features_and_labels(frame, args: argparse.Namespace) -> tuple:
         if args.target not in frame.columns:
             raise ValueError(f"--target {args.target!r} is not a column of the table; its columns are "
                              f"{list(frame.columns)[:20]}.")
-        from pandas.api.types import is_bool_dtype, is_numeric_dtype
-
         text = [str(column) for column, dtype in frame.dtypes.items()
                 if column != args.target and not (is_numeric_dtype(dtype) or is_bool_dtype(dtype))]
         if text:
             raise ValueError(f"columns {text[:10]} are not numeric: give a --schema that declares their categories "
                              "(dpconvex.datasets.TabularSchema), or drop them from the table.")
+        target_numeric = is_numeric_dtype(frame.dtypes[args.target]) or is_bool_dtype(frame.dtypes[args.target])
+        if args.positive is None and not target_numeric:
+            raise ValueError(f"the target {args.target!r} holds text: give --positive LABEL (that label against the "
+                             "rest) or a --schema declaring the label set.")
+        if args.positive is not None and target_numeric:
+            raise ValueError(f"--positive compares label texts, but the target {args.target!r} is numeric: declare "
+                             "the label set with a --schema, or store the labels as text.")
         schema, target = None, args.target
         names = [*[str(column) for column in frame.columns if column != target], _LABEL]
         # --positive: this label against the rest, as for a CSV; else the labels are read from the data
@@ -98,10 +110,13 @@ def _encoded_partition(partition: pd.DataFrame, schema, target: str, positive: s
         features = encode(partition, schema, 1.0)
         labels = encode_labels(partition[target], schema)
         if schema.classes is not None:
-            labels = np.searchsorted(np.asarray(schema.classes), labels)  # declared texts: their index
+            labels = pd.Categorical(labels, categories=list(schema.classes)).codes  # declared order: index
     else:
         features = partition.drop(columns=[target])
         labels = partition[target]
+        if labels.isna().any():
+            raise ValueError(f"the target {target!r} has missing values (partition rows "
+                             f"{list(np.flatnonzero(labels.isna().to_numpy())[:5])}); remove those records.")
         if positive is not None:
             labels = np.where(labels.astype(str).str.strip() == str(positive), 1.0, -1.0)
     return pd.DataFrame(np.column_stack([np.asarray(features, dtype=float), np.asarray(labels, dtype=float)]),

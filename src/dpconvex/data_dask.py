@@ -194,7 +194,7 @@ class DaskData:
         persist : bool, optional
             Keep the validated blocks in the workers' memory (True), or read, validate and reduce each
             block from its source at every call, holding one block per worker thread at a time
-            (False: out of core).  Default: persist when the validated data (8·n·(d + 2) bytes) take
+            (False: out of core).  Default: persist when the validated data (8·n·(d + 3) bytes) take
             at most half the cluster's memory (:func:`fits_in_cluster_memory`).  The sums are the same.
         client : distributed.Client, optional
             Defaults to the current client (``distributed.get_client()``).
