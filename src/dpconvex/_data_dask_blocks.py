@@ -117,8 +117,17 @@ def array_block(features: NDArray, labels: NDArray, data_norm: float, label_boun
 
 
 def frame_block(partition, features: list, label, data_norm: float, label_bound: float | None) -> Block:
-    """:func:`array_block` of a pandas partition: columns ``features`` as X, column ``label`` as y."""
-    return array_block(partition[features].to_numpy(dtype=float), partition[label].to_numpy(dtype=float),
+    """:func:`array_block` of a pandas partition: columns ``features`` as X, column ``label`` as y.
+
+    X is converted to row-major float64 in one step: pandas hands the columns over column-major,
+    and a row take from a column-major block (a Poisson batch) is about 700× slower.
+    """
+    columns = partition[features]
+    dtypes = set(columns.dtypes)
+    one_numpy_dtype = len(dtypes) == 1 and isinstance(next(iter(dtypes)), np.dtype)
+    # mixed or nullable (extension) column types: pandas converts them (pd.NA to NaN, refused by the client)
+    values = columns.to_numpy() if one_numpy_dtype else columns.to_numpy(dtype=float)
+    return array_block(np.asarray(values, dtype=float, order="C"), partition[label].to_numpy(dtype=float),
                        data_norm, label_bound)
 
 
