@@ -59,7 +59,8 @@ def test_every_method_has_one_entry_in_the_command_lines_order():
     assert set(RUNS) == set(REGISTRY)
     for name, spec in REGISTRY.items():
         assert isinstance(spec, MechanismSpec) and spec.name == name
-        assert spec.summary and "\n" not in spec.summary and spec.backends == ("numpy",)
+        assert spec.summary and "\n" not in spec.summary and spec.backends[0] == "numpy"
+        assert set(spec.backends) <= {"numpy", "dask"}
 
 
 def test_the_tables_are_views_of_the_registry():
@@ -88,6 +89,32 @@ def test_a_public_trainer_takes_the_problem_keywords_its_options_and_the_plans_d
     assert own == set(planned)
     for key, parameter in planned.items():  # the plan's defaults are the public trainer's (the variant: its name)
         assert parameter.default == (name if key == "variant" else public[key].default), (name, key)
+
+
+#: The public trainers' defaults of problem keywords where they are not Problem.from_arrays's (the public API).
+OWN_DEFAULTS = {"noisy_sgd": {"constraint": "auto"}, "pnsgd": {"constraint": "auto"},
+                "sco_noisy_sgd": {"l2_regularization": 0.0, "constraint": "auto"},
+                "auto": {"l2_regularization": "auto", "constraint": "auto"}}
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_a_public_trainers_problem_keywords_default_as_from_arrays_but_its_own(name):
+    public = _public_keywords(REGISTRY[name])
+    declared = inspect.signature(Problem.from_arrays).parameters
+    for key in PROBLEM_KEYWORDS:
+        assert public[key].default == OWN_DEFAULTS.get(name, {}).get(key, declared[key].default), (name, key)
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_a_public_trainer_refuses_an_unknown_or_missing_keyword_with_a_type_error_naming_it(name):
+    X, y = _data()
+    trainer = REGISTRY[name].function
+    with pytest.raises(TypeError, match=r"\(\) got an unexpected keyword argument 'stepsize'"):
+        trainer(X, y, loss=LogisticLoss(), l2_regularization=0.1, delta=1e-6, epsilon=1.0, stepsize=0.1)
+    with pytest.raises(TypeError, match=r"\(\) missing a required argument: 'loss'"):
+        trainer(X, y, l2_regularization=0.1, delta=1e-6, epsilon=1.0)
+    with pytest.raises(TypeError, match="positional arguments"):
+        trainer(X, y, LogisticLoss(), l2_regularization=0.1, delta=1e-6, epsilon=1.0)
 
 
 @pytest.mark.parametrize("name", list(REGISTRY))

@@ -18,12 +18,15 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._params import Instance, Interval, Options, validate_params
-from ._validation import check_frame, enforce_norm_bound, input_leaks
+from ._validation import check_frame, enforce_norm_bound, input_leaks, is_dask_collection
 from .constraints import Unconstrained
 from .exceptions import PrivacyLeakWarning
 from .losses import Loss, row_norms
 from .mechanisms import METHODS, REGISTRY
+from .mechanisms._keywords import require_backend
 from .problem import Problem
+from ._linear_model_dask import (dask_data, dask_encoded_labels, dask_features, dask_label_set,
+                                 dask_largest_row_norm, dask_targets, encode_labels)
 
 __all__ = ["DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS", "OPTIMISER_OPTIONS",
            "FIXED_METHOD_L2", "COMMON_CONSTRAINTS", "CLASSES_RULES", "PrivateLinearModel", "PrivateClassifier"]
@@ -90,9 +93,21 @@ class PrivateLinearModel(BaseEstimator):
         return None
 
     def _validated(self, X, y, **check) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-        """Validate the parameters and the data once: (X as float64, y, the input's own leak reasons)."""
+        """Validate the parameters and the data once: (X as float64, y, the input's own leak reasons).
+
+        A dask array or DataFrame X stays a dask array (checked block by block when the mechanism's
+        data are built, :mod:`dpconvex._linear_model_dask`), and so does y.
+        """
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         leaks = input_leaks(X)  # e.g. a data-dependent PublicSchemaTransformer's output
+        if is_dask_collection(X):
+            X, names = dask_features(X)
+            self.n_features_in_ = X.shape[1]
+            if names is not None and all(isinstance(name, str) for name in names):
+                self.feature_names_in_ = np.asarray(names, dtype=object)
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+            return X, dask_targets(y, X), leaks
         check_frame(X)
         X, y = validate_data(self, X, y, ensure_min_samples=2, **check)
         return np.asarray(X, dtype=float), y, leaks
@@ -105,19 +120,25 @@ class PrivateLinearModel(BaseEstimator):
         """
         n, dimension = X.shape
         leaks = list(leaks)
+        on_cluster = is_dask_collection(X)
         data_norm = self.data_norm
         if data_norm == "from_data":
             # Explicit opt-in: the bound is read from the private data, so no guarantee remains.
-            data_norm = float(max(row_norms(X).max(), np.finfo(float).tiny))
+            largest = dask_largest_row_norm(X) if on_cluster else row_norms(X).max()
+            data_norm = float(max(largest, np.finfo(float).tiny))
             leaks.append(DATA_NORM_FROM_DATA)
-        if self.fit_intercept:
-            # Intercept = an extra constant feature equal to data_norm. Clip the original rows to
-            # data_norm first; augmented rows then have norm <= √2·data_norm, the certificate's bound.
+        # Intercept = an extra constant feature equal to data_norm. Clip the original rows to
+        # data_norm first; augmented rows then have norm <= √2·data_norm, the certificate's bound.
+        norm_bound = float(np.sqrt(2.0) * data_norm) if self.fit_intercept else float(data_norm)
+        if on_cluster:  # clipped block by block, the intercept's column appended on the workers
+            design = dask_data(X, y, data_norm=data_norm, label_bound=self._label_bound(),
+                               fit_intercept=self.fit_intercept, strict=self.strict)
+            y = None
+        elif self.fit_intercept:
             X, _ = enforce_norm_bound(X, data_norm, strict=self.strict)  # the count stays in the warning
             design = np.hstack([X, np.full((n, 1), data_norm)])
-            norm_bound = float(np.sqrt(2.0) * data_norm)
         else:
-            design, norm_bound = X, float(data_norm)
+            design = X
         l2 = self.l2_regularization
         if l2 == "auto" and self.method != "auto":
             l2 = FIXED_METHOD_L2
@@ -137,13 +158,14 @@ class PrivateLinearModel(BaseEstimator):
             label_bound=self._label_bound(), constraint=constraint, strict=self.strict,
             require_smooth=spec.requires_smooth,
         )
+        require_backend(self.method, problem)
         plan = spec.plan(problem, **options)
         for reason in leaks:  # after the checks that raise: a refused fit releases nothing
             warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",
                           PrivacyLeakWarning, stacklevel=4)
         result = spec.train(problem, plan, self.random_state)
         # One column per class for a K-class loss (row-major d×K, losses_multiclass); (d + 1) rows with the intercept.
-        weights = result.coef.reshape(design.shape[1], -1)
+        weights = result.coef.reshape(problem.n_features, -1)
         if weights.shape[1] == 1:
             weights = weights[:, 0]
         self.coef_ = weights[:dimension].T.copy()
@@ -174,44 +196,57 @@ class PrivateClassifier(ClassifierMixin, PrivateLinearModel):
     def fit(self, X, y):
         """Fit on X (n, d) and labels y (any hashable, sortable type; two or more classes); returns self."""
         X, y, leaks = self._validated(X, y)
-        self.classes_, read = self._label_set(y)
-        indices = np.searchsorted(self.classes_, y)
-        if self.classes_.size == 2:  # the binary loss: labels ±1, the second class positive
-            loss, labels = self._loss(), np.where(indices == 1, 1.0, -1.0)
+        if is_dask_collection(y):
+            self.classes_, from_y = dask_label_set(y, None if self.classes is None else self._declared_classes())
+            read = (self._labels_read(self.classes_),) if from_y else ()
+            labels = dask_encoded_labels(y, self.classes_)
         else:
-            loss, labels = self._multiclass_loss(self.classes_.size), indices.astype(float)
+            self.classes_, read = self._label_set(y)
+            labels = encode_labels(y, self.classes_)
+        # the binary loss on labels ±1 (the second class positive), else the K-class loss on indices
+        loss = self._loss() if self.classes_.size == 2 else self._multiclass_loss(self.classes_.size)
         self._fit_private(X, labels, loss, read + leaks)
         return self
 
     def _label_set(self, y: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
         """The sorted label set (declared, or read from y) and, if read from y, why that voids the guarantee."""
         if self.classes is not None:
-            declared = np.asarray(self.classes)
-            if declared.ndim == 1 and declared.dtype == object and any(label is None for label in declared):
-                raise ValueError(f"The 'classes' parameter holds None; labels must be values of one sortable type "
-                                 f"(e.g. all strings or all integers); got {self.classes!r}.")
-            try:
-                distinct = np.unique(declared).size if declared.ndim == 1 else -1
-            except TypeError as error:  # labels that do not sort together, e.g. 1 and "a"
-                raise ValueError(f"The 'classes' parameter must hold labels of one sortable type (e.g. all strings "
-                                 f"or all integers); got {self.classes!r}.") from error
-            if declared.ndim != 1 or declared.size < 2 or distinct != declared.size:
-                raise ValueError("The 'classes' parameter must be None or a sequence of at least two distinct "
-                                 f"labels; got {self.classes!r}.")
+            declared = self._declared_classes()
             outside = ~np.isin(y, declared)
             if outside.any():
                 found = list(dict.fromkeys(y[outside].tolist()))[:5]
                 raise ValueError(f"y holds labels outside classes={declared.tolist()!r}: {found}; add them to "
                                  "classes, or remove those records.")
-            return np.unique(declared), ()
+            return declared, ()
         check_classification_targets(y)
         classes = np.unique(y)
         if classes.size < 2:
             raise ValueError(f"y holds a single class ({classes.tolist()!r}); a classifier needs two or more: "
                              "declare the label set with classes=[...] (a declared class may be absent from y).")
+        return classes, (self._labels_read(classes),)
+
+    @staticmethod
+    def _labels_read(classes: np.ndarray) -> str:
+        """Why a label set read from the private y voids the guarantee (:data:`LABELS_FROM_DATA`)."""
         listed = classes.tolist()
         shown = "{" + ", ".join(repr(label) for label in listed) + "}"
-        return classes, (LABELS_FROM_DATA.format(labels=shown, declared=listed),)
+        return LABELS_FROM_DATA.format(labels=shown, declared=listed)
+
+    def _declared_classes(self) -> np.ndarray:
+        """The declared ``classes``, sorted; ``ValueError`` naming the parameter unless two or more distinct sortable labels."""
+        declared = np.asarray(self.classes)
+        if declared.ndim == 1 and declared.dtype == object and any(label is None for label in declared):
+            raise ValueError(f"The 'classes' parameter holds None; labels must be values of one sortable type "
+                             f"(e.g. all strings or all integers); got {self.classes!r}.")
+        try:
+            distinct = np.unique(declared).size if declared.ndim == 1 else -1
+        except TypeError as error:  # labels that do not sort together, e.g. 1 and "a"
+            raise ValueError(f"The 'classes' parameter must hold labels of one sortable type (e.g. all strings "
+                             f"or all integers); got {self.classes!r}.") from error
+        if declared.ndim != 1 or declared.size < 2 or distinct != declared.size:
+            raise ValueError("The 'classes' parameter must be None or a sequence of at least two distinct "
+                             f"labels; got {self.classes!r}.")
+        return np.unique(declared)
 
     def decision_function(self, X) -> np.ndarray:
         """Scores: the signed margin wᵀx + b (n,) for two classes (positive means ``classes_[1]``),

@@ -110,6 +110,11 @@ def make_rng(random_state: None | int | np.random.Generator | np.random.RandomSt
     raise ValueError(f"random_state must be None, an int, a numpy Generator or a RandomState; got {random_state!r}.")
 
 
+def is_dask_collection(X: object) -> bool:
+    """Whether ``X`` is a Dask collection (array, DataFrame, Series), told without importing Dask."""
+    return type(X).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(X, "__dask_graph__")
+
+
 def check_frame(X: object) -> None:
     """For a pandas DataFrame X: ``ValueError`` naming its non-numeric columns or its columns with
     missing values, and what to do (encode them with a declared schema); other inputs pass through.

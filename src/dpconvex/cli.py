@@ -283,6 +283,11 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--schema", help="with --csv: JSON schema with category sets, numeric bounds and the label set "
                    "(positive_label, or classes for multi-class; without one they are read from the data: "
                    "no guarantee, epsilon = inf)")
+    p.add_argument("--parquet", help="a directory of Parquet files (or one file), trained on a Dask cluster without "
+                   "loading it into memory; needs --target (numeric feature columns) or --schema; every row is "
+                   "trained on (no held-out accuracy); methods auto, noisy_gd and noisy_sgd")
+    p.add_argument("--scheduler", help="with --parquet: address of a running Dask scheduler (e.g. "
+                   "tcp://10.0.0.5:8786); default: a LocalCluster started and closed for the run")
     p.add_argument("--test-size", type=float, default=0.2, help="with --csv: held-out fraction")
     p.add_argument("--epsilon", type=_positive_float, default=0.1)
     p.add_argument("--delta", type=float, default=1e-8)
@@ -305,6 +310,12 @@ def _run_train(args: argparse.Namespace) -> dict:
 
     if args.method in METHOD_ADVICE:  # stderr, so that --json keeps stdout valid JSON
         print(f"dpconvex: note: {METHOD_ADVICE[args.method]}", file=sys.stderr)
+    if args.parquet:
+        from .cli_parquet import train_parquet
+
+        return train_parquet(args, getattr(estimators, MODELS[args.model]))
+    if args.scheduler:
+        raise ValueError("--scheduler applies to --parquet only.")
 
     split = load_train_test(
         csv=args.csv, target=args.target, positive=args.positive, schema=args.schema,
@@ -372,9 +383,11 @@ def _run_reproduce(args: argparse.Namespace) -> dict:
 
 def _add_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="head-to-head benchmark (and, for adult, time vs n), written to docs/BENCHMARKS.md")
-    p.add_argument("dataset", choices=["adult", *BENCH_DATASETS],
-                   help="UCI Adult (every method, peers, timings), or a data set bundled with scikit-learn (the "
-                        "defaults against non-private, majority and the peers that apply; 20 repeats of 5-fold CV)")
+    p.add_argument("dataset", choices=["adult", *BENCH_DATASETS, "scale"],
+                   help="UCI Adult (every method, peers, timings), a data set bundled with scikit-learn (the "
+                        "defaults against non-private, majority and the peers that apply; 20 repeats of 5-fold CV), "
+                        "or scale: in-memory NumPy against Dask on 4.9M x 120 rows, and an out-of-core Parquet run "
+                        "twice the machine's memory (--quick: 200,000 rows and a 2M-row Parquet set)")
     p.add_argument("--task", default="all", choices=["all", *BENCH_TASKS],
                    help="logistic regression, huberised SVM, or both")
     p.add_argument("--quick", action="store_true",
@@ -420,6 +433,11 @@ _ADULT_ONLY = {"methods": list(METHODS), "baselines": list(BENCH_BASELINES), "no
 
 
 def _run_bench(args: argparse.Namespace) -> dict:
+    if args.dataset == "scale":
+        from .experiments.bench_scale import run_scale
+
+        sizes = dict(rows=200_000, out_of_core_rows=2_000_000, rows_per_block=50_000) if args.quick else {}
+        return run_scale(out=args.out, seed=args.seed, **sizes)
     if args.dataset != "adult":
         given = [f"--{name.replace('_', '-')}" for name, default in _ADULT_ONLY.items()
                  if getattr(args, name) != default]

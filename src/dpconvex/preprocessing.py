@@ -38,7 +38,7 @@ from sklearn.utils import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from ._params import Instance, Interval, Options, validate_params
-from ._validation import mark_data_dependent
+from ._validation import is_dask_collection, mark_data_dependent
 from .certificate import PrivacyCertificate
 from .datasets.encoding import encode, feature_names, require_columns
 from .datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON, TabularSchema, check_data_dependent
@@ -128,16 +128,20 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : pandas.DataFrame
+        X : pandas.DataFrame or dask.dataframe.DataFrame
             Must contain every feature column of the schema.
 
         Returns
         -------
         numpy.ndarray of float64, shape (n_samples, len(get_feature_names_out()))
-            Rows of L2 norm ``row_norm`` (or zero).
+            Rows of L2 norm ``row_norm`` (or zero).  For a dask DataFrame: a dask DataFrame of those
+            columns, encoded partition by partition when it is computed (declared schemas only:
+            ``ValueError`` for a data-dependent one, whose mark a dask collection would not carry).
         """
         check_is_fitted(self)
         self._check_frame(X)
+        if is_dask_collection(X):
+            return self._transform_partitions(X)
         encoded = encode(X, self.schema, self.row_norm)
         if not self.schema.data_dependent:
             return encoded
@@ -145,6 +149,16 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
         warnings.warn(f"{DATA_DEPENDENT_SCHEMA_REASON}: a model fitted on this output has no differential-privacy "
                       "guarantee (epsilon = inf)", DataDependentPreprocessingWarning, stacklevel=2)
         return mark_data_dependent(encoded, DATA_DEPENDENT_SCHEMA_REASON)
+
+    def _transform_partitions(self, X: Any) -> Any:
+        """:func:`encode` of each partition of a dask DataFrame (lazy), for a declared schema only."""
+        if self.schema.data_dependent:
+            raise ValueError(f"{DATA_DEPENDENT_SCHEMA_REASON}: a data-dependent schema cannot encode a dask "
+                             "DataFrame (the collection would not carry the mark that voids the model's "
+                             "certificate); declare the schema (TabularSchema with every category and range).")
+        names = [str(name) for name in self.get_feature_names_out()]
+        meta = pd.DataFrame(np.empty((0, len(names))), columns=names)
+        return X.map_partitions(_encode_partition, self.schema, self.row_norm, names, meta=meta)
 
     def set_output(self, *, transform: str | None = None) -> PublicSchemaTransformer:
         """scikit-learn's output container; a data-dependent schema keeps NumPy output.
@@ -234,8 +248,9 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
         return cls(TabularSchema.infer(frame), **params)
 
     def _check_frame(self, X: Any) -> None:
-        """Raise ValueError unless ``X`` is a DataFrame with the schema's columns."""
-        if not isinstance(X, pd.DataFrame):
+        """Raise ValueError unless ``X`` is a (pandas or dask) DataFrame with the schema's columns."""
+        if not (isinstance(X, pd.DataFrame) or (is_dask_collection(X) and getattr(X, "ndim", 0) == 2
+                                                 and hasattr(X, "columns"))):
             raise ValueError(
                 f"X must be a pandas DataFrame with the schema's columns {self.schema.columns}; got "
                 f"{type(X).__name__} (wrap an array with pandas.DataFrame(X, columns=[...]))"
@@ -249,3 +264,8 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
         tags.input_tags.string = True
         tags.input_tags.allow_nan = True
         return tags
+
+
+def _encode_partition(partition: pd.DataFrame, schema: TabularSchema, row_norm: float, names: list[str]) -> pd.DataFrame:
+    """One partition of a dask DataFrame, encoded (:func:`encode`) as a DataFrame of the output columns."""
+    return pd.DataFrame(encode(partition, schema, row_norm), columns=names, index=partition.index)

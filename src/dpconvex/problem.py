@@ -16,12 +16,18 @@ import inspect
 import numbers
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING, ClassVar
+
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import check_privacy_budget, check_training_data, enforce_label_bound, enforce_norm_bound
+from ._validation import (check_privacy_budget, check_training_data, enforce_label_bound, enforce_norm_bound,
+                          is_dask_collection)
 from .constraints import Constraint, Unconstrained
 from .losses import Loss, LossConstants, row_norms
+
+if TYPE_CHECKING:  # the Dask backend is an optional extra, imported only for Dask collections
+    from .data_dask import DaskData
 
 __all__ = ["PrivacyTarget", "DataShape", "InMemoryData", "Problem", "PROBLEM_KEYWORDS"]
 
@@ -75,6 +81,9 @@ class InMemoryData:
     X: NDArray[np.float64]
     y: NDArray[np.float64]
 
+    #: The data backend's name, as the registry's ``backends`` list them.
+    backend: ClassVar[str] = "numpy"
+
     @property
     def n(self) -> int:
         """Number of records."""
@@ -120,6 +129,10 @@ class InMemoryData:
             X, y, norms = self.X.take(rows, 0), self.y.take(rows), None if norms is None else norms.take(rows)
         return loss.gradient_sum(w, X, y, clip_norm, norms)
 
+    def mean_gradient(self, loss: Loss, w: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(1/n) Σ ∇ℓ(w; xᵢ, yᵢ), unclipped, over every row: :meth:`~dpconvex.losses.Loss.mean_gradient` of the arrays."""
+        return loss.mean_gradient(w, self.X, self.y)
+
     def permuted(self, order: NDArray[np.integer]) -> InMemoryData:
         """The records in ``order`` (a permutation of 0..n − 1)."""
         return InMemoryData(self.X[order], self.y[order])
@@ -134,8 +147,9 @@ class Problem:
 
     Attributes
     ----------
-    data : InMemoryData or DataShape
-        The validated data (clipped to the declared bounds), or only their shape for planning.
+    data : InMemoryData, DaskData or DataShape
+        The validated data (clipped to the declared bounds): in memory, or row blocks held by a
+        Dask cluster (:class:`~dpconvex.data_dask.DaskData`); or only their shape, for planning.
     loss : Loss
         The per-example loss.
     l2_regularization : float or "auto"
@@ -150,7 +164,7 @@ class Problem:
         Whether rows or targets beyond the bounds raised instead of being clipped.
     """
 
-    data: InMemoryData | DataShape
+    data: InMemoryData | DaskData | DataShape
     loss: Loss
     l2_regularization: float | str
     constraint: Constraint | str
@@ -184,7 +198,12 @@ class Problem:
         Parameters
         ----------
         X, y : array_like
-            Features (n, d) and targets (n,): finite, at least one record and one feature.
+            Features (n, d) and targets (n,): finite, at least one record and one feature.  A dask
+            array X (with y a dask array or an ndarray) is validated block by block on the cluster of
+            the current ``distributed`` client and stays there
+            (:meth:`~dpconvex.data_dask.DaskData.from_array`; a violation names the block and row).
+            A :class:`~dpconvex.data_dask.DaskData` (``y`` None) is used as it is, once its rows and
+            targets are known to lie within ``data_norm`` and ``label_bound``.
         loss, l2_regularization, constraint, data_norm, label_bound, strict
             As the attributes of the class.
         delta, epsilon, sigma : float
@@ -196,7 +215,7 @@ class Problem:
         Returns
         -------
         Problem
-            The record, its data an :class:`InMemoryData`.
+            The record, its data an :class:`InMemoryData` (a :class:`~dpconvex.data_dask.DaskData` for a dask array).
 
         Raises
         ------
@@ -206,13 +225,25 @@ class Problem:
         if require_smooth and not loss.smooth:
             raise ValueError(f"the {loss.name} loss is not smooth, and this method needs a smooth loss "
                              "(finite smoothness); use method='sco_noisy_sgd' (Arora, Marinov, Ullah).")
-        X, y = check_training_data(X, y)
-        problem = cls(DataShape(*X.shape), loss, l2_regularization, constraint, data_norm, label_bound,
+        # The declarations are checked before the data are read (a refused call reads nothing).
+        problem = cls(DataShape(0, 0), loss, l2_regularization, constraint, data_norm, label_bound,
                       PrivacyTarget(delta, epsilon, sigma), strict)
+        targets_bound = None if loss.classification else label_bound
+        if getattr(X, "backend", None) == "dask":  # a DaskData, validated when it was built
+            _check_held_bounds(X, data_norm, targets_bound)
+            X.check_labels(loss)
+            return dataclasses.replace(problem, data=X)
+        if is_dask_collection(X):
+            from .data_dask import DaskData
+
+            data = DaskData.from_array(X, y, data_norm=data_norm, label_bound=targets_bound, strict=strict)
+            data.check_labels(loss)
+            return dataclasses.replace(problem, data=data)
+        X, y = check_training_data(X, y)
         loss.check_labels(y)
         X, _ = enforce_norm_bound(X, data_norm, strict=strict)
-        if not loss.classification and label_bound is not None:
-            y, _ = enforce_label_bound(y, label_bound, strict=strict)
+        if targets_bound is not None:
+            y, _ = enforce_label_bound(y, targets_bound, strict=strict)
         return dataclasses.replace(problem, data=InMemoryData(X, y))
 
     @property
@@ -253,6 +284,17 @@ class Problem:
         """The certificate's first assumptions: n, dimension, loss, data_norm, label_bound and λ."""
         return {"n": self.n, "dimension": self.dimension, "loss": self.loss.name, "data_norm": self.data_norm,
                 "label_bound": self.label_bound, "l2_regularization": self.l2_regularization}
+
+
+def _check_held_bounds(data: DaskData, data_norm: float, label_bound: float | None) -> None:
+    """``ValueError`` unless the rows (targets) ``data`` holds were validated within ``data_norm`` (``label_bound``)."""
+    # A relative 1e-12 for rounding: √(c² + c²) and √2·c may differ in their last bit.
+    if data.norm_bound is None or not data.norm_bound <= data_norm * (1 + 1e-12):
+        raise ValueError(f"data_norm={data_norm!r} is below the bound the DaskData's rows were validated at "
+                         f"({data.norm_bound!r}); declare data_norm >= {data.norm_bound!r}.")
+    if label_bound is not None and (data.label_bound is None or not data.label_bound <= label_bound):
+        raise ValueError(f"label_bound={label_bound!r} is below the bound the DaskData's targets were validated "
+                         f"at ({data.label_bound!r}); build it with label_bound <= {label_bound!r}.")
 
 
 #: The keywords of :meth:`Problem.from_arrays` that a public trainer shares (the others are its options).

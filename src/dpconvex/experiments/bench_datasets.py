@@ -44,6 +44,7 @@ from tqdm.auto import tqdm
 from ..datasets.bundled import BUNDLED, BundledDataset, load_bundled
 from ..losses import Loss
 from . import bench_report
+from .bench_report import replace_section
 from .baselines import BASELINES, BaselineUnavailable
 from .bench import DEFAULT, L2, PRIVATE_BASELINES, _fit_seed, cv_folds
 from .bench_scaling import TASKS
@@ -298,7 +299,7 @@ def run_datasets(names: Sequence[str] = DATASETS, epsilons: Sequence[float] = EP
         ran = previous["dataset"].isin(names) & previous["task"].isin(tasks)
         frame = pd.concat([previous[~ran], frame], ignore_index=True)
     frame.to_csv(path, index=False)
-    markdown = _replace_section(out / "BENCHMARKS.md", datasets_section(frame))
+    markdown = replace_section(out / "BENCHMARKS.md", datasets_section(frame))
     default = frame[frame["method"] == DEFAULT]
     summary = {name: {task: group.groupby("epsilon")["accuracy"].mean().to_dict()
                       for task, group in default[default["dataset"] == name].groupby("task")} for name in names}
@@ -318,19 +319,6 @@ def with_datasets_section(text: str, out: pathlib.Path) -> str:
     """``text`` (the rest of ``BENCHMARKS.md``) with this section appended when ``out`` holds :data:`CSV`."""
     path = pathlib.Path(out) / CSV
     return _append_section(text, datasets_section(pd.read_csv(path))) if path.exists() else text
-
-
-def _replace_section(path: pathlib.Path, section: list[str]) -> pathlib.Path:
-    """Rewrite this section of ``path`` in place and keep every byte before it (the other sections' runs).
-
-    The section runs from its heading ``section[0]`` to the end of the file, where
-    :func:`.bench_report.render_markdown` puts it; a file without it gets it appended, a missing
-    file holds it alone.
-    """
-    lines = path.read_text(encoding="utf-8").split("\n") if path.exists() else []
-    kept = lines[:lines.index(section[0])] if section[0] in lines else lines
-    path.write_text(_append_section("\n".join(kept), section), encoding="utf-8")
-    return path
 
 
 def _mean_se(group: pd.DataFrame) -> str:

@@ -482,8 +482,27 @@ def render_markdown(out: pathlib.Path, *, command: str, run_time_s: float, delta
     if scaling.exists():
         lines += _scaling_section(pd.read_csv(scaling), out)
     from .bench_datasets import with_datasets_section  # here: it imports this module
+    from .bench_scale import with_scale_section
 
-    return with_datasets_section("\n".join(lines), out)
+    return with_scale_section(with_datasets_section("\n".join(lines), out), out)
+
+
+def replace_section(path: pathlib.Path, section: list[str]) -> pathlib.Path:
+    """Rewrite one section of ``path`` in place and keep every other byte (the other sections' runs).
+
+    The section runs from its heading ``section[0]`` to the next ``## `` heading or the end of the
+    file; a file without it gets it appended, a missing file holds it alone.
+    """
+    lines = path.read_text(encoding="utf-8").split("\n") if path.exists() else []
+    if section[0] in lines:
+        start = lines.index(section[0])
+        end = next((index for index in range(start + 1, len(lines)) if lines[index].startswith("## ")), len(lines))
+        before, after = "\n".join(lines[:start]).rstrip("\n"), "\n".join(lines[end:])
+    else:
+        before, after = "\n".join(lines).rstrip("\n"), ""
+    text = (before + "\n\n" if before else "") + "\n".join(section)
+    path.write_text(text + ("\n\n" + after if after else "\n"), encoding="utf-8")
+    return path
 
 
 def write_report(out: pathlib.Path, **kwargs: Any) -> dict[str, str]:

@@ -58,15 +58,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ..accounting import gdp
 from ..accounting.noisy_sgd_bounds import poisson_clt_noise_multiplier
-from ..constraints import Constraint, L2Ball, Unconstrained
-from ..losses import Loss
+from ..constraints import L2Ball, Unconstrained
 from ..problem import Problem
 from ._geometry import require_euclidean_projection
-from ._keywords import plan_for_shape, train_with_keywords
+from ._keywords import keyword_signature, plan_for_shape, require_backend, train_with_keywords
 from .noisy_gd import TrainingResult, comparator_norm_bound
 from .noisy_sgd import NoisySGDPlan
 from .noisy_sgd import plan as noisy_sgd_plan
@@ -252,6 +250,7 @@ def plan(problem: Problem) -> AutoPlan:
         l2 = 0.0 if problem.l2_regularization == "auto" else problem.l2_regularization
         note = (f"method='auto' trained sco_noisy_sgd: the {problem.loss.name} loss is not smooth and sco_noisy_sgd is "
                 "the only mechanism for non-smooth losses")
+        require_backend("sco_noisy_sgd", problem)  # a non-smooth loss on a Dask collection: refused here
         return AutoPlan(sco_train, sco_plan(dataclasses.replace(problem, l2_regularization=l2)), l2, note)
     choice = _choose(problem)
     chosen = noisy_sgd_plan(dataclasses.replace(problem, l2_regularization=choice.l2_regularization),
@@ -271,21 +270,8 @@ def train(problem: Problem, plan: AutoPlan, random_state: None | int | np.random
     return TrainingResult(coef=result.coef, certificate=result.certificate.with_notes(plan.note))
 
 
-def auto(
-    X: NDArray,
-    y: NDArray,
-    *,
-    loss: Loss,
-    l2_regularization: float | str = "auto",
-    delta: float,
-    epsilon: float | None = None,
-    sigma: float | None = None,
-    data_norm: float = 1.0,
-    label_bound: float | None = None,
-    constraint: Constraint | str = "auto",
-    strict: bool = False,
-    random_state: None | int | np.random.Generator = None,
-) -> TrainingResult:
+@keyword_signature(plan, l2_regularization="auto", constraint="auto")
+def auto(**arguments: Any) -> TrainingResult:
     """Train :func:`select_configuration`'s choice; the certificate's notes give the rule and every score.
 
     :func:`plan`, then :func:`train`, on the validated data.
@@ -295,5 +281,5 @@ def auto(
     holds the value used) and ``epsilon`` is required.  A non-smooth loss is trained by
     :func:`~dpconvex.mechanisms.sco_noisy_sgd` with its defaults (λ = 0 for ``"auto"``).
     """
-    _require_epsilon(epsilon, sigma)
-    return train_with_keywords(plan, train, locals(), require_smooth=False)
+    _require_epsilon(arguments["epsilon"], arguments["sigma"])
+    return train_with_keywords("auto", plan, train, arguments, require_smooth=False)

@@ -12,8 +12,8 @@ The intermediate iterates stay hidden: that is what the converging bounds
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,13 +22,15 @@ from ..accounting import gdp
 from ..accounting import noisy_gd as accountant
 from ..accounting.best_of import bound_notes
 from ..accounting.langevin import theorem4_iterations
-from ..constraints import Constraint, Unconstrained
-from ..losses import Loss, QuadraticDistanceLoss
+from ..certificate import PrivacyCertificate
+from ..constraints import Constraint
+from ..losses import QuadraticDistanceLoss
 from ..problem import Problem
 from .._validation import make_rng
 from ._certify import certify
 from ._geometry import require_euclidean_projection
-from ._keywords import plan_for_shape, train_with_keywords
+from ._keywords import keyword_signature, plan_for_shape, train_with_keywords
+from ._step_size import require_step_size
 
 __all__ = ["TrainingResult", "NoisyGDPlan", "noisy_gd", "plan", "train", "plan_noisy_gd", "default_step_size",
            "default_iterations", "comparator_norm_bound"]
@@ -130,12 +132,7 @@ def plan(problem: Problem, *, step_size: float | str = "auto", iterations: int |
 
     if step_size == "auto":
         step_size = default_step_size(constants.smoothness)
-    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool)
-            and 0 < step_size < 2.0 / constants.smoothness):
-        raise ValueError(
-            f"step_size must be 'auto' or lie in (0, 2/smoothness) = (0, {2.0 / constants.smoothness:.6g}) "
-            f"for this loss (beyond it gradient descent need not converge); got {step_size!r}."
-        )
+    require_step_size(step_size, constants.smoothness)
     if initialization == "auto":
         initialization = "fixed"
     if initialization == "stationary" and constants.strong_convexity <= 0:
@@ -199,10 +196,10 @@ def train(problem: Problem, plan: NoisyGDPlan, random_state: None | int | np.ran
     rng = make_rng(random_state)
     theta = _initial_point(event.initialization, dimension, event.sigma, constants.strong_convexity, constraint, rng)
     noise_scale = np.sqrt(2.0 * event.step_size) * event.sigma
-    # loss.mean_gradient on the arrays, not data.gradient_sum / n: the quadratic loss rounds the two differently.
-    X, y = problem.data.X, problem.data.y
+    # The data's mean_gradient, not gradient_sum / n: in memory the quadratic loss rounds the two differently.
+    mean_gradient = problem.data.mean_gradient
     for _ in range(event.iterations):
-        gradient = loss.mean_gradient(theta, X, y) + l2 * theta
+        gradient = mean_gradient(loss, theta) + l2 * theta
         theta = constraint.project(theta - event.step_size * gradient + noise_scale * rng.standard_normal(dimension))
 
     # the winner, and why each other bound lost or did not apply (Thm 2: never inferred)
@@ -222,25 +219,8 @@ def train(problem: Problem, plan: NoisyGDPlan, random_state: None | int | np.ran
     return TrainingResult(coef=theta, certificate=certificate)
 
 
-def noisy_gd(
-    X: NDArray,
-    y: NDArray,
-    *,
-    loss: Loss,
-    l2_regularization: float,
-    delta: float,
-    epsilon: float | None = None,
-    sigma: float | None = None,
-    data_norm: float = 1.0,
-    label_bound: float | None = None,
-    step_size: float | str = "auto",
-    iterations: int | str = "auto",
-    constraint: Constraint = Unconstrained(),
-    bound: str = "best",
-    initialization: str = "auto",
-    strict: bool = False,
-    random_state: None | int | np.random.Generator = None,
-) -> TrainingResult:
+@keyword_signature(plan)
+def noisy_gd(**arguments: Any) -> TrainingResult:
     """Train by noisy GD and certify the last iterate: :func:`plan`, then :func:`train`, on the validated data.
 
     Parameters
@@ -281,4 +261,4 @@ def noisy_gd(
         ``None`` (default) draws noise from an OS-seeded generator — the only choice for a
         release.  A seed makes runs reproducible, for experiments and tests.
     """
-    return train_with_keywords(plan, train, locals())
+    return train_with_keywords("noisy_gd", plan, train, arguments)

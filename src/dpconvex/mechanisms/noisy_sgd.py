@@ -27,6 +27,7 @@ import dataclasses
 import math
 import numbers
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,7 +42,8 @@ from ..problem import Problem
 from .._validation import make_rng
 from ._certify import certify
 from ._geometry import require_euclidean_projection
-from ._keywords import plan_for_shape, train_with_keywords
+from ._keywords import keyword_signature, plan_for_shape, train_with_keywords
+from ._step_size import require_step_size
 from .noisy_gd import TrainingResult, comparator_norm_bound
 
 __all__ = ["noisy_sgd", "plan", "train", "plan_noisy_sgd", "NoisySGDPlan", "default_batch_size", "default_step_size",
@@ -187,10 +189,7 @@ def plan(problem: Problem, *, batching: str = "poisson", batch_size: int | str =
     quadratic = quadratic and strong_convexity == constants.strong_convexity  # its exact law needs equal batches
     if step_size == "auto":
         step_size = default_step_size(constants.smoothness)
-    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool)
-            and 0 < step_size < 2.0 / constants.smoothness):
-        raise ValueError(f"step_size must be 'auto' or lie in (0, 2/smoothness) = (0, {2.0 / constants.smoothness:.6g}) "
-                         f"for this loss; got {step_size!r}.")
+    require_step_size(step_size, constants.smoothness)
     if epochs == "auto":
         if epsilon is None:
             raise ValueError("epochs='auto' needs a target epsilon; with sigma, give epochs as an integer >= 1.")
@@ -405,29 +404,8 @@ def _descend(problem: Problem, plan: NoisySGDPlan, rng: np.random.Generator) -> 
     return total / (steps - first + 1) if first <= steps else theta
 
 
-def noisy_sgd(
-    X: NDArray,
-    y: NDArray,
-    *,
-    loss: Loss,
-    l2_regularization: float,
-    delta: float,
-    epsilon: float | None = None,
-    sigma: float | None = None,
-    data_norm: float = 1.0,
-    label_bound: float | None = None,
-    batching: str = "poisson",
-    batch_size: int | str = "auto",
-    epochs: int | str = "auto",
-    step_size: float | str = "auto",
-    constraint: Constraint | str = "auto",
-    clip_norm: float | None = None,
-    output: str = "auto",
-    bound: str = "best",
-    strict: bool = False,
-    progress: bool | None = None,
-    random_state: None | int | np.random.Generator = None,
-) -> TrainingResult:
+@keyword_signature(plan, constraint="auto")
+def noisy_sgd(**arguments: Any) -> TrainingResult:
     """Train by projected noisy mini-batch SGD and certify the release with the best valid bound.
 
     :func:`plan`, then :func:`train`, on the validated data.
@@ -477,4 +455,4 @@ def noisy_sgd(
     random_state : None, int or Generator
         ``None`` (the only choice for a release) draws batches and noise from an OS-seeded generator.
     """
-    return train_with_keywords(plan, train, locals())
+    return train_with_keywords("noisy_sgd", plan, train, arguments)

@@ -21,20 +21,21 @@ outpert_gd  one batch of n (full GD)          constant η₀ (Prop. 2)    none
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..accounting import sensitivity as accountant
-from ..constraints import Constraint, Unconstrained
+from ..constraints import Constraint
 from ..losses import Loss
 from ..problem import InMemoryData, Problem
 from .._validation import make_rng
 from ._certify import certify
 from ._geometry import require_euclidean_projection
-from ._keywords import train_with_keywords
+from ._keywords import keyword_signature, train_with_keywords
+from ._step_size import require_step_size
 from .noisy_gd import TrainingResult
 
 __all__ = ["VARIANTS", "OutputPerturbationPlan", "plan", "train", "output_perturbation_sgd", "nsgd", "rsgd_ar",
@@ -110,8 +111,7 @@ def plan(problem: Problem, *, variant: str = "rsgd_ar", batch_size: int | str = 
 
     if step_size == "auto":
         step_size = 2.0 / (smooth + strong)
-    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool) and 0 < step_size < 2.0 / smooth):
-        raise ValueError(f"step_size must be 'auto' or lie in (0, 2/L) = (0, {2.0 / smooth:.6g}); got {step_size!r}.")
+    require_step_size(step_size, smooth)
     if variant == "outpert_gd":
         if batch_size != "auto":
             raise ValueError("OutPert-GD is full-batch: leave batch_size='auto' (it uses n).")
@@ -175,26 +175,8 @@ def train(problem: Problem, plan: OutputPerturbationPlan,
     return TrainingResult(coef=released, certificate=certificate)
 
 
-def output_perturbation_sgd(
-    X: NDArray,
-    y: NDArray,
-    *,
-    loss: Loss,
-    l2_regularization: float,
-    delta: float,
-    variant: str = "rsgd_ar",
-    epsilon: float | None = None,
-    sigma: float | None = None,
-    data_norm: float = 1.0,
-    label_bound: float | None = None,
-    batch_size: int | str = "auto",
-    epochs: int | str = "auto",
-    step_size: float | str = "auto",
-    averaging_interval: int | str = "auto",
-    constraint: Constraint = Unconstrained(),
-    strict: bool = False,
-    random_state: None | int | np.random.Generator = None,
-) -> TrainingResult:
+@keyword_signature(plan)
+def output_perturbation_sgd(**arguments: Any) -> TrainingResult:
     """Train by mini-batch GD and release the last (or averaged) iterate plus Gaussian noise.
 
     :func:`plan`, then :func:`train`, on the validated data.
@@ -218,7 +200,7 @@ def output_perturbation_sgd(
     averaging_interval : int or "auto"
         τ of RSGD-AR (``"auto"``: 5); ignored by the other variants.
     """
-    return train_with_keywords(plan, train, locals())
+    return train_with_keywords(arguments["variant"], plan, train, arguments)
 
 
 def nsgd(X, y, **kwargs) -> TrainingResult:

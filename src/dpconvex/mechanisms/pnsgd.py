@@ -32,22 +32,21 @@ real tabular data: on UCI Adult (logistic, defaults, docs/BENCHMARKS.md) it scor
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ..accounting import hockey_stick as accountant
 from ..accounting.hockey_stick import NOISES
 from ..constraints import Constraint, L2Ball
-from ..losses import Loss
 from ..problem import Problem
 from .._validation import make_rng
 from ._certify import certify
 from ._geometry import require_euclidean_projection
-from ._keywords import train_with_keywords
+from ._keywords import keyword_signature, train_with_keywords
+from ._step_size import require_step_size
 from .noisy_gd import TrainingResult, comparator_norm_bound
 
 __all__ = ["PNSGDPlan", "pnsgd", "plan", "train", "default_step_size"]
@@ -161,8 +160,7 @@ def plan(problem: Problem, *, noise: str = "gaussian", random_stop: bool = False
     if step_size == "auto":
         step_size = default_step_size(n, constants.smoothness, constants.strong_convexity, constraint.radius,
                                       constants.lipschitz_regularized, noise_variance(level))
-    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool) and 0 < step_size < np.inf):
-        raise ValueError(f"step_size must be 'auto' or a finite number > 0; got {step_size!r}.")
+    require_step_size(step_size)
     step_size = float(step_size)
     if epsilon is not None and random_stop:
         level = accountant.calibrate_pnsgd_noise(epsilon, delta, **common, step_size=step_size, noise=noise,
@@ -236,24 +234,8 @@ def train(problem: Problem, plan: PNSGDPlan, random_state: None | int | np.rando
     return TrainingResult(coef=released, certificate=certificate)
 
 
-def pnsgd(
-    X: NDArray,
-    y: NDArray,
-    *,
-    loss: Loss,
-    l2_regularization: float,
-    delta: float,
-    epsilon: float | None = None,
-    sigma: float | None = None,
-    noise: str = "gaussian",
-    random_stop: bool = False,
-    data_norm: float = 1.0,
-    label_bound: float | None = None,
-    step_size: float | str = "auto",
-    constraint: Constraint | str = "auto",
-    strict: bool = False,
-    random_state: None | int | np.random.Generator = None,
-) -> TrainingResult:
+@keyword_signature(plan, constraint="auto")
+def pnsgd(**arguments: Any) -> TrainingResult:
     """Train by one pass of projected noisy SGD and certify the released iterate per record.
 
     :func:`plan`, then :func:`train`, on the validated data.
@@ -303,4 +285,4 @@ def pnsgd(
     TrainingResult
         ``coef`` and a certificate whose ``record_profile[t − 1]`` is δ_t at the certified ε.
     """
-    return train_with_keywords(plan, train, locals())
+    return train_with_keywords("pnsgd", plan, train, arguments)

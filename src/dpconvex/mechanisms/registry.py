@@ -64,7 +64,9 @@ class MechanismSpec:
         minimiser) when the model is unconstrained: needed by pnsgd and sco_noisy_sgd, free for
         noisy_sgd and auto.
     backends : tuple of str
-        The data backends its ``train`` reads (``"numpy"``: :class:`~dpconvex.problem.InMemoryData`).
+        The data backends its ``train`` reads: ``"numpy"`` (:class:`~dpconvex.problem.InMemoryData`)
+        and, for the methods that only need sums of per-example gradients over the full data, a Poisson
+        sample or a slice of a permutation, ``"dask"`` (:class:`~dpconvex.data_dask.DaskData`).
     advice : str or None
         For the faithful paper reproductions that are not accurate trainers: one line that
         ``dpconvex train --method`` prints on stderr.
@@ -82,6 +84,9 @@ class MechanismSpec:
     advice: str | None = None
 
 
+#: In memory or on a Dask cluster (``auto`` only for smooth losses: sco_noisy_sgd reads memory).
+_ANY_BACKEND = ("numpy", "dask")
+
 _OUTPUT_PERTURBATION = dict(train=output_perturbation_train, options=("step_size", "batch_size", "epochs"))
 
 #: Every method, in the order the estimators, the command line and the documentation list them.
@@ -90,10 +95,10 @@ _OUTPUT_PERTURBATION = dict(train=output_perturbation_train, options=("step_size
 REGISTRY: dict[str, MechanismSpec] = {spec.name: spec for spec in (
     MechanismSpec("noisy_gd", "projected noisy GD, last iterate only, best of the hidden-state and composition bounds "
                   "(Chourasia, Ye, Shokri 2021; Bok et al.)", noisy_gd, noisy_gd_plan, noisy_gd_train,
-                  options=("step_size", "iterations")),
+                  options=("step_size", "iterations"), backends=_ANY_BACKEND),
     MechanismSpec("noisy_sgd", "projected noisy mini-batch SGD (Poisson, shuffled or cyclic batches), best of "
                   "composition and the hidden-state bounds", noisy_sgd, noisy_sgd_plan, noisy_sgd_train,
-                  options=("step_size", "batch_size", "epochs"), bounded_domain=True),
+                  options=("step_size", "batch_size", "epochs"), bounded_domain=True, backends=_ANY_BACKEND),
     MechanismSpec("rsgd_ar", "output-perturbed SGD with permuted batches, averaging and restarts (Chen, Lee, Kifer "
                   "2019, Alg. 3)", rsgd_ar, partial(output_perturbation_plan, variant="rsgd_ar"),
                   **_OUTPUT_PERTURBATION),
@@ -117,5 +122,5 @@ REGISTRY: dict[str, MechanismSpec] = {spec.name: spec for spec in (
                          "(46.9-67.2 %, docs/BENCHMARKS.md) -- for a smooth loss use method='auto' for accuracy"),
     MechanismSpec("auto", "the default: noisy SGD configured by a stated utility bound from public quantities, or "
                   "sco_noisy_sgd for a non-smooth loss", auto, auto_plan, auto_train, requires_smooth=False,
-                  bounded_domain=True),
+                  bounded_domain=True, backends=_ANY_BACKEND),
 )}

@@ -25,20 +25,20 @@ accuracy (``METHOD_ADVICE["sco_noisy_sgd"]`` in :mod:`dpconvex.mechanisms`).
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ..accounting import private_sco as accountant
 from ..constraints import Constraint, L2Ball
-from ..losses import Loss, LossConstants
+from ..losses import LossConstants
 from ..mirror_maps import POTENTIALS, EuclideanPotential, PNormPotential
 from ..problem import Problem
 from .._validation import make_rng
 from ._certify import certify
-from ._keywords import train_with_keywords
+from ._keywords import keyword_signature, train_with_keywords
+from ._step_size import require_step_size
 from .noisy_gd import TrainingResult, comparator_norm_bound
 
 __all__ = ["SCOPlan", "sco_noisy_sgd", "plan", "train", "default_step_size"]
@@ -131,8 +131,7 @@ def plan(problem: Problem, *, step_size: float | str = "auto",
     if step_size == "auto":
         step_size = default_step_size(n, constraint.diameter, constants.lipschitz_regularized, event.sigma,
                                       potential.noise_norm_factor(dimension), potential.p - 1.0)
-    if not (isinstance(step_size, numbers.Real) and not isinstance(step_size, bool) and 0 < step_size < np.inf):
-        raise ValueError(f"step_size must be 'auto' or a finite number > 0; got {step_size!r}.")
+    require_step_size(step_size)
     return SCOPlan(event=event, constraint=constraint, potential=potential, step_size=step_size, constants=constants)
 
 
@@ -188,23 +187,8 @@ def train(problem: Problem, plan: SCOPlan, random_state: None | int | np.random.
     return TrainingResult(coef=fresh_sum / fresh_count, certificate=certificate)
 
 
-def sco_noisy_sgd(
-    X: NDArray,
-    y: NDArray,
-    *,
-    loss: Loss,
-    delta: float,
-    epsilon: float | None = None,
-    sigma: float | None = None,
-    l2_regularization: float = 0.0,
-    data_norm: float = 1.0,
-    label_bound: float | None = None,
-    step_size: float | str = "auto",
-    constraint: Constraint | str = "auto",
-    potential: str | EuclideanPotential | PNormPotential = "euclidean",
-    strict: bool = False,
-    random_state: None | int | np.random.Generator = None,
-) -> TrainingResult:
+@keyword_signature(plan, l2_regularization=0.0, constraint="auto")
+def sco_noisy_sgd(**arguments: Any) -> TrainingResult:
     """Train by Algorithm 1 of Arora, Marinov, Ullah and certify the averaged output.
 
     :func:`plan`, then :func:`train`, on the validated data.
@@ -244,4 +228,4 @@ def sco_noisy_sgd(
     random_state : None, int or Generator
         ``None`` (default): OS-seeded noise and sampling — the only choice for a release.
     """
-    return train_with_keywords(plan, train, locals(), require_smooth=False)
+    return train_with_keywords("sco_noisy_sgd", plan, train, arguments, require_smooth=False)

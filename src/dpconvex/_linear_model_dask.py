@@ -1,0 +1,117 @@
+"""The estimators' fit on Dask collections: features, targets and labels read block by block on the cluster.
+
+:mod:`dpconvex._linear_model` calls these when ``X`` is a dask array or a dask DataFrame; the
+data stay on the cluster of the current ``distributed`` client (:class:`~dpconvex.data_dask.DaskData`)
+and the in-memory rules apply block by block: the same label encoding (:func:`encode_labels`),
+the same checks of the declared label set, the same clipping to ``data_norm`` (before an
+intercept's constant column is appended), each violation named by block and row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["encode_labels", "dask_features", "dask_targets", "dask_label_set", "dask_encoded_labels",
+           "dask_largest_row_norm", "dask_data"]
+
+
+def encode_labels(y: NDArray, classes: NDArray) -> NDArray[np.float64]:
+    """Labels as the loss reads them: ±1 (the second class positive) for two classes, else indices 0..K−1.
+
+    ``y`` must hold only labels of the sorted array ``classes``.
+    """
+    indices = np.searchsorted(classes, y)
+    return np.where(indices == 1, 1.0, -1.0) if classes.size == 2 else indices.astype(float)
+
+
+def dask_features(X) -> tuple:
+    """``X`` as a float64 dask array with known row chunks, and its column names (None for an array).
+
+    Raises ``ValueError`` for a non-numeric column (named) or an array that is not 2-D.  Missing
+    values become NaN, which :class:`~dpconvex.data_dask.DaskData` refuses naming block, row and column.
+    """
+    import dask.array as da
+    import dask.dataframe as dd
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    names = None
+    if isinstance(X, dd.DataFrame):
+        text = [column for column, dtype in X.dtypes.items() if not (is_numeric_dtype(dtype) or is_bool_dtype(dtype))]
+        if text:
+            raise ValueError(f"X has non-numeric columns {[str(c) for c in text[:10]]}: encode them with a declared "
+                             "schema first, e.g. dpconvex.preprocessing.PublicSchemaTransformer in a Pipeline "
+                             "before the estimator (it encodes a dask DataFrame partition by partition).")
+        names = list(X.columns)
+        X = X.to_dask_array(lengths=True)
+    if not isinstance(X, da.Array) or X.ndim != 2:
+        raise ValueError(f"X must be a 2-D dask array or a dask DataFrame (n_samples, n_features); got "
+                         f"{type(X).__name__} of shape {getattr(X, 'shape', None)}.")
+    return X.astype(float), names
+
+
+def dask_targets(y, X) -> object:
+    """``y`` (dask array or Series, or an ndarray) as a 1-D dask array with X's row chunks."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    if isinstance(y, (dd.Series, dd.DataFrame)):
+        if isinstance(y, dd.Series) and str(y.dtype) in ("string", "str"):  # labels as text: NumPy objects
+            y = y.astype(object)
+        y = y.to_dask_array(lengths=True)
+    if not isinstance(y, da.Array):
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y must be 1-D with one entry per row of X ({X.shape[0]}); got shape {y.shape}.")
+        return da.from_array(y, chunks=(X.chunks[0],))
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(f"y must be 1-D with one entry per row of X ({X.shape[0]}); got shape {y.shape}.")
+    return y if y.chunks[0] == X.chunks[0] else y.rechunk((X.chunks[0],))
+
+
+def dask_label_set(y, declared: NDArray | None) -> tuple[NDArray, bool]:
+    """The sorted label set and whether it was read from ``y``: ``declared`` (checked against ``y``) or ``y``'s labels.
+
+    Raises ``ValueError`` for labels of ``y`` outside ``declared`` (the first five found) or a
+    ``y`` with a single class when nothing was declared.
+    """
+    import dask.array as da
+
+    if declared is None:
+        classes = np.unique(da.unique(y).compute())
+        if classes.size < 2:
+            raise ValueError(f"y holds a single class ({classes.tolist()!r}); a classifier needs two or more: "
+                             "declare the label set with classes=[...] (a declared class may be absent from y).")
+        return classes, True
+    outside = ~da.isin(y, declared)
+    if bool(outside.any().compute()):
+        found = np.unique(y[outside].compute()).tolist()[:5]
+        raise ValueError(f"y holds labels outside classes={declared.tolist()!r}: {found}; add them to classes, or "
+                         "remove those records.")
+    return declared, False
+
+
+def dask_encoded_labels(y, classes: NDArray) -> object:
+    """:func:`encode_labels` block by block (lazy)."""
+    return y.map_blocks(encode_labels, classes, dtype=float)
+
+
+def dask_largest_row_norm(X) -> float:
+    """max ‖xᵢ‖₂ over the rows (for ``data_norm="from_data"``, which voids the guarantee)."""
+    import dask.array as da
+
+    return float(da.sqrt((X * X).sum(axis=1)).max().compute())
+
+
+def dask_data(X, y, *, data_norm: float, label_bound: float | None, fit_intercept: bool, strict: bool):
+    """Validate and persist X, y on the cluster: rows clipped to ``data_norm``, then the intercept's column appended.
+
+    Returns the :class:`~dpconvex.data_dask.DaskData`; its ``norm_bound`` is the declared bound of
+    the rows it holds (√2·data_norm with the intercept's constant column equal to ``data_norm``).
+    """
+    from .data_dask import DaskData
+
+    return DaskData.from_array(X, y, data_norm=data_norm, label_bound=label_bound, strict=strict,
+                               constant_column=data_norm if fit_intercept else None)

@@ -1,0 +1,243 @@
+"""Training on Dask collections (issue 17) with a real LocalCluster (2 worker processes, 1 thread each).
+
+* A seeded fit on a dask array equals the in-memory fit: the noise and the batches are drawn on the
+  client from the same generator, and the gradient sums differ only by floating-point reassociation
+  (partial sums per block, added in block order): rtol 1e-9 after hundreds of steps.  The
+  certificate depends only on n, d and the declarations, so it is identical (compared as dicts).
+* Poisson batches across blocks: counted by the data access itself, with one-hot block features.
+* A worker killed mid-fit: the task is retried and the model is the in-memory one.
+* An in-memory-only method handed a Dask collection: a ValueError naming the methods that can.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import cloudpickle
+import dask.array as da
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+from distributed import Client
+from scipy import stats
+from sklearn.pipeline import make_pipeline
+
+from dpconvex.data_dask import DaskData
+from dpconvex.datasets import TabularSchema
+from dpconvex.estimators import PrivateHuberSVC, PrivateLogisticRegression, PrivateRidge
+from dpconvex.losses import HingeLoss, LogisticLoss, SquaredLoss
+from dpconvex.mechanisms import auto, noisy_gd, noisy_sgd, rsgd_ar
+from dpconvex.mechanisms.noisy_sgd import _poisson_batches
+from dpconvex.preprocessing import PublicSchemaTransformer
+from dpconvex.problem import Problem
+from test_data_dask import ONE_RETRY, local_cluster, wait_for_workers
+
+N, D, CHUNK = 2400, 5, 350  # 7 blocks (6 of 350 rows, one of 300)
+RTOL, ATOL = 1e-9, 1e-12
+DECLARATIONS = dict(loss=LogisticLoss(), epsilon=1.0, delta=1e-6)
+pytestmark = pytest.mark.filterwarnings("ignore::dpconvex.exceptions.PrivacyLeakWarning")  # the 40 clipped rows
+
+
+@pytest.fixture(scope="module")
+def client():
+    """The default client while this module runs (the estimators use the current client)."""
+    with local_cluster() as client, client.as_current():
+        yield client
+
+
+@pytest.fixture(scope="module")
+def arrays():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((N, D)) / 4.0
+    X[:40] *= 6.0  # rows above data_norm = 1: clipped with a warning, in memory and on the cluster alike
+    y = np.where(X[:, 0] + 0.3 * rng.standard_normal(N) > 0, 1.0, -1.0)
+    return X, y
+
+
+def on_cluster(X, y=None):
+    Xd = da.from_array(X, chunks=(CHUNK, X.shape[1]))
+    return Xd if y is None else (Xd, da.from_array(y, chunks=CHUNK))
+
+
+def assert_same_release(in_memory, on_dask):
+    np.testing.assert_allclose(on_dask.coef, in_memory.coef, rtol=RTOL, atol=ATOL)
+    assert on_dask.certificate.to_dict() == in_memory.certificate.to_dict()
+
+
+RUNS = {
+    "noisy_gd": (noisy_gd, dict(l2_regularization=1e-2, iterations=40)),
+    "noisy_sgd poisson": (noisy_sgd, dict(l2_regularization=1e-2, epochs=2)),
+    "noisy_sgd shuffled": (noisy_sgd, dict(l2_regularization=1e-2, epochs=2, batching="shuffled")),
+    "noisy_sgd cyclic": (noisy_sgd, dict(l2_regularization=1e-2, epochs=2, batching="cyclic")),
+    "auto": (auto, {}),
+}
+
+
+@pytest.mark.parametrize("trainer, options", RUNS.values(), ids=RUNS.keys())
+def test_seeded_fit_on_a_dask_array_equals_the_in_memory_fit(client, arrays, trainer, options):
+    X, y = arrays
+    expected = trainer(X, y, **DECLARATIONS, **options, random_state=5)
+    assert_same_release(expected, trainer(*on_cluster(X, y), **DECLARATIONS, **options, random_state=5))
+
+
+ESTIMATORS = {
+    "logistic, intercept": (PrivateLogisticRegression(classes=["no", "yes"], fit_intercept=True, random_state=3),
+                            "text"),
+    "multinomial": (PrivateLogisticRegression(classes=[0, 1, 2], random_state=3), "three"),
+    "huber svc, noisy_gd": (PrivateHuberSVC(classes=["no", "yes"], method="noisy_gd", l2_regularization=1e-2,
+                                            iterations=30, random_state=3), "text"),
+    "ridge": (PrivateRidge(label_bound=1.0, random_state=3), "real"),
+}
+
+
+def targets(X, kind):
+    return {"text": np.where(X[:, 0] > 0, "yes", "no"), "three": np.argmax(X[:, :3], axis=1),
+            "real": np.clip(X[:, 0] - X[:, 1], -2.0, 2.0)}[kind]  # some targets above label_bound = 1
+
+
+@pytest.mark.parametrize("estimator, kind", ESTIMATORS.values(), ids=ESTIMATORS.keys())
+def test_estimator_fit_on_dask_equals_the_in_memory_fit(client, arrays, estimator, kind):
+    X, y = arrays[0], targets(arrays[0], kind)
+    expected = estimator.fit(X, y)
+    coef, intercept, report = expected.coef_.copy(), np.copy(expected.intercept_), expected.privacy_report_.to_dict()
+    fitted = estimator.fit(*on_cluster(X, y))
+    np.testing.assert_allclose(fitted.coef_, coef, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(fitted.intercept_, intercept, rtol=RTOL, atol=ATOL)
+    assert fitted.privacy_report_.to_dict() == report
+    assert fitted.n_features_in_ == D and np.isfinite(fitted.privacy_report_.epsilon)
+
+
+def test_dask_dataframe_keeps_feature_names_and_equals_the_pandas_fit(client, arrays):
+    X, y = arrays
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(D)])
+    labels = pd.Series(np.where(y > 0, "yes", "no"))
+    estimator = PrivateLogisticRegression(classes=["no", "yes"], random_state=4)
+    expected = estimator.fit(frame, labels).coef_.copy()
+    fitted = estimator.fit(dd.from_pandas(frame, npartitions=5), dd.from_pandas(labels, npartitions=5))
+    np.testing.assert_allclose(fitted.coef_, expected, rtol=RTOL, atol=ATOL)
+    assert list(fitted.feature_names_in_) == list(frame.columns)
+
+
+SCHEMA = TabularSchema(target=None, positive_label=None, categorical={"colour": ("red", "blue")},
+                       numerical={"age": (0.0, 100.0)}, other_slot=True, numeric_fill={"age": 0.0})
+
+
+def test_public_schema_pipeline_encodes_a_dask_dataframe_partition_by_partition(client):
+    rng = np.random.default_rng(6)
+    frame = pd.DataFrame({"colour": rng.choice(["red", "blue", "green"], 900),
+                          "age": np.where(rng.random(900) < 0.1, np.nan, rng.uniform(18, 90, 900))})
+    labels = np.where((frame["colour"] == "red") | (frame["age"] > 60), "yes", "no")
+    pipeline = make_pipeline(PublicSchemaTransformer(SCHEMA), PrivateLogisticRegression(classes=["no", "yes"],
+                                                                                        random_state=7))
+    expected = pipeline.fit(frame, labels)[-1].coef_.copy()
+    fitted = pipeline.fit(dd.from_pandas(frame, npartitions=3), da.from_array(labels, chunks=300))[-1]
+    np.testing.assert_allclose(fitted.coef_, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_a_data_dependent_schema_refuses_a_dask_dataframe(client):
+    frame = pd.DataFrame({"colour": ["red", "blue"] * 10, "age": np.arange(20.0)})
+    transformer = PublicSchemaTransformer.from_dataframe(frame, allow_data_dependent=True)
+    with pytest.raises(ValueError, match="data-dependent schema cannot encode a dask DataFrame"):
+        transformer.fit(frame).transform(dd.from_pandas(frame, npartitions=2))
+
+
+def test_labels_read_from_a_dask_y_void_the_certificate_as_in_memory(client, arrays):
+    X, y = arrays
+    with pytest.warns(Warning, match="classes=None read the label set"):
+        fitted = PrivateLogisticRegression(random_state=1).fit(*on_cluster(X, y))
+    assert fitted.privacy_report_.epsilon == np.inf
+
+
+def test_labels_outside_the_declared_classes_are_named(client, arrays):
+    X, y = arrays
+    with pytest.raises(ValueError, match=r"y holds labels outside classes=\[-1, 0\]: \[1\.0\]"):
+        PrivateLogisticRegression(classes=[-1, 0]).fit(*on_cluster(X, y))
+
+
+# ---------------------------------------------------------------------------- the clear refusals
+
+
+def test_an_in_memory_only_method_names_the_methods_that_can_train_on_dask(client, arrays):
+    X, y = arrays
+    message = r"method='rsgd_ar' reads its data in memory .* the methods that can are \['noisy_gd', 'noisy_sgd', 'auto'\]"
+    with pytest.raises(ValueError, match=message):
+        PrivateLogisticRegression(classes=[-1, 1], method="rsgd_ar").fit(*on_cluster(X, y))
+    with pytest.raises(ValueError, match=message):
+        rsgd_ar(*on_cluster(X, y), **DECLARATIONS, l2_regularization=1e-2)
+
+
+def test_auto_with_a_non_smooth_loss_on_dask_names_the_methods(client, arrays):
+    X, y = arrays
+    with pytest.raises(ValueError, match=r"method='sco_noisy_sgd' reads its data in memory"):
+        auto(*on_cluster(X, y), loss=HingeLoss(), epsilon=1.0, delta=1e-6)
+
+
+def test_a_daskdata_declared_below_its_validated_bound_is_refused(client, arrays):
+    X, y = arrays
+    data = DaskData.from_array(on_cluster(X), y, data_norm=2.0, client=client)
+    with pytest.raises(ValueError, match=r"data_norm=1\.0 is below the bound the DaskData's rows were validated"):
+        Problem.from_arrays(data, None, loss=LogisticLoss(), l2_regularization=0.1, delta=1e-6, epsilon=1.0,
+                            data_norm=1.0)
+
+
+# ---------------------------------------------------------------------- Poisson batches across blocks
+
+
+def test_poisson_batches_have_the_binomial_law_in_every_block(client):
+    """Each block's count over T steps is Binomial(T·n_b, q); each step's total is Binomial(n, q).
+
+    Features are the one-hot block index, targets −1: the squared loss's gradient at w = 0 is
+    −y·x = x, so each gradient sum counts the batch's rows per block (the counts the blocks report).
+    Two-sided z-tests per block and a chi-square test of the step sizes' dispersion, each at
+    level 1e-5 (Bonferroni over 8 tests: false-failure rate < 1e-4).
+    """
+    n, q, steps = 2400, 0.02, 400
+    sizes = [350] * 6 + [300]
+    onehot = np.repeat(np.eye(len(sizes)), sizes, axis=0)
+    data = DaskData.from_array(da.from_array(onehot, chunks=(tuple(sizes), len(sizes))), -np.ones(n),
+                               data_norm=1.0, client=client)
+    zero = np.zeros(len(sizes))
+    counts = np.array([data.gradient_sum(SquaredLoss(), zero, None, batch)
+                       for batch in _poisson_batches(n, q, steps, np.random.default_rng(8))])
+    per_block = counts.sum(axis=0)
+    expected = steps * np.array(sizes) * q
+    z = (per_block - expected) / np.sqrt(expected * (1 - q))
+    assert np.all(np.abs(z) < stats.norm.isf(1e-5 / 2)), z
+    totals = counts.sum(axis=1)
+    dispersion = np.sum((totals - n * q) ** 2) / (n * q * (1 - q))  # ~ chi-square(steps)
+    assert stats.chi2.sf(dispersion, steps) > 1e-5 and stats.chi2.cdf(dispersion, steps) > 1e-5
+
+
+# ------------------------------------------------------------------------------------ worker loss
+
+
+class KillsItsWorkerMidFit(LogisticLoss):
+    """A logistic loss whose first gradient sum away from θ = 0 (a later step of the fit) kills its worker once."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def gradient_sum(self, w, X, y, clip_norm=None, row_norms=None):
+        if np.any(w != 0) and not os.path.exists(self.marker):
+            open(self.marker, "w").close()
+            os._exit(1)
+        return super().gradient_sum(w, X, y, clip_norm, row_norms)
+
+
+def test_a_worker_killed_mid_fit_is_recovered_to_the_in_memory_model(arrays, tmp_path):
+    """Dask retries the task on the surviving or restarted worker (the blocks are recomputed from the
+    graph); the fit returns the in-memory model, or would raise RuntimeError (DaskData's checks)."""
+    X, y = arrays
+    marker = tmp_path / "killed"
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        with local_cluster(**ONE_RETRY) as fragile, fragile.as_current():
+            options = dict(l2_regularization=1e-2, iterations=25, delta=1e-6, epsilon=1.0, random_state=9)
+            fitted = noisy_gd(*on_cluster(X, y), loss=KillsItsWorkerMidFit(str(marker)), **options)
+            wait_for_workers(fragile)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert marker.exists()  # a worker did die during the fit
+    assert_same_release(noisy_gd(X, y, loss=LogisticLoss(), **options), fitted)
