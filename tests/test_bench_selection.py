@@ -49,3 +49,28 @@ def test_a_run_of_one_task_keeps_the_other_tasks_rows(tmp_path):
     assert len(merged) == len(logistic) + len(svm)
     assert (merged[merged["task"] == "svm"]["accuracy"] == 0.5).all()
     assert (merged[merged["task"] == "logistic"]["accuracy"] == 0.9).all()
+
+
+def test_bench_adult_selection_only_writes_its_rows_and_section(tmp_path, monkeypatch):
+    """``dpconvex bench adult --selection-only`` runs the selection part alone on the bench's data and folds."""
+    from dpconvex.cli import main
+    from dpconvex.experiments import bench
+    from dpconvex.experiments.bench_selection import HEADING, SELECTION_CSV
+    from test_bench import _separable
+
+    monkeypatch.setattr(bench, "load_adult", lambda subset="all": _separable(n=400))
+    assert main(["bench", "adult", "--selection-only", "--quick", "--task", "svm", "--out", str(tmp_path)]) == 0
+    frame = pd.read_csv(tmp_path / SELECTION_CSV)
+    # --quick: two of the five folds at ε = 0.05, 0.2; per fold and ε: the CV estimator, the default and noisy_gd at
+    # each λ of the grid (1e-4, 1e-3 = the fixed λ, 1e-2)
+    assert set(frame["task"]) == {"svm"} and set(frame["epsilon"]) == {0.05, 0.2} and set(frame["fold"]) == {0, 1}
+    assert len(frame) == 2 * 2 * 5 and (frame["certified_epsilon"] <= frame["epsilon"] * (1 + 1e-12)).all()
+    assert not (tmp_path / "bench_adult_svm.csv").exists()  # nothing else ran
+    text = (tmp_path / "BENCHMARKS.md").read_text(encoding="utf-8")
+    assert text.startswith(HEADING) and "### Task `svm`" in text
+
+
+def test_bench_adult_selection_only_needs_a_selection_epsilon(tmp_path):
+    from dpconvex.cli import main
+
+    assert main(["bench", "adult", "--selection-only", "--epsilons", "0.5", "--out", str(tmp_path)]) == 2

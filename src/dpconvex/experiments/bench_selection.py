@@ -60,7 +60,8 @@ def _fit(estimator: Any, X: np.ndarray, y: np.ndarray, X_test: np.ndarray, y_tes
 
 def run_selection_benchmark(out_dir: str | pathlib.Path = "docs", tasks: Sequence[str] = tuple(CV_ESTIMATORS),
                             epsilons: Sequence[float] = SELECTION_EPSILONS, *, delta: float = 1e-8, seed: int = 0,
-                            folds: int | None = None, progress: bool = True) -> dict[str, str]:
+                            folds: int | None = None, progress: bool = True,
+                            data: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, str]:
     """Fit every entry (module docstring) on every fold; write ``bench_selection.csv`` and the section.
 
     Parameters
@@ -76,6 +77,8 @@ def run_selection_benchmark(out_dir: str | pathlib.Path = "docs", tasks: Sequenc
         Keep only the first ``folds`` of the five folds (quick runs); None keeps all.
     progress : bool
         Show a progress bar.
+    data : (X, y), optional
+        The data set (labels in {0, 1} or ±1); None: ``load_adult("all")``.
 
     Returns
     -------
@@ -85,7 +88,7 @@ def run_selection_benchmark(out_dir: str | pathlib.Path = "docs", tasks: Sequenc
     unknown = [task for task in tasks if task not in CV_ESTIMATORS]
     if unknown:
         raise ValueError(f"tasks must be among {tuple(CV_ESTIMATORS)}; got {list(tasks)!r}.")
-    X, y = load_adult("all")
+    X, y = load_adult("all") if data is None else data
     y = np.where(y == 1, 1, -1)
     splits = cv_folds(X, y, seed=seed, folds=folds)
     grid = tuple(sorted(set(CLASSIFIER_GRID) | {FIXED_METHOD_L2}))
