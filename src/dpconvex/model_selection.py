@@ -57,14 +57,13 @@ from ._linear_model import CLASSES_RULES, COMMON_CONSTRAINTS
 from ._params import Instance, Interval, Options
 from ._validation import enforce_label_bound, enforce_norm_bound, make_rng
 from .accounting import gdp
-from .accounting import hyperparameter_tuning as tuning
 from .accounting import noisy_gd as noisy_gd_accountant
 from .certificate import PrivacyCertificate
 from .estimators import PrivateHuberSVC, PrivateLogisticRegression, PrivateRidge
 from .exceptions import PrivacyLeakWarning
 from .mechanisms.noisy_gd import plan_noisy_gd
-from .private_selection import (RUNS_DISTRIBUTIONS, SCORINGS, best_of_random_runs, candidate_mu, repetition_law,
-                                selection_certificate)
+from .private_selection import (RUNS_DISTRIBUTIONS, SCORINGS, base_mu, best_of_random_runs, calibrate_per_run_mu,
+                                repetition_law, score_noise_sd, selection_certificate, validation_run)
 
 __all__ = ["PrivateLogisticRegressionCV", "PrivateHuberSVCCV", "PrivateRidgeCV", "PrivateSelectionCV",
            "CLASSIFIER_GRID", "RIDGE_GRID"]
@@ -129,18 +128,14 @@ class PrivateSelectionCV:
         rng = make_rng(self.random_state)
         order = rng.permutation(n)  # public randomness: positions only
         validation, training = np.sort(order[:n_validation]), np.sort(order[n_validation:])
-        sensitivity = scoring.spread(label_bound) / n_validation
+        sensitivity = scoring.sensitivity(label_bound, n_validation)
 
         runs = _CandidateRuns(self, training.size, X.shape[1])
-        mu = tuning.calibrate_base_mu(
-            law, self.epsilon, self.delta, event_of=lambda m: tuning.TuningEvent(law, base_mu=runs.base_mu(grid, m)),
-            start=tuning.calibrate_base_mu(law, self.epsilon, self.delta))
+        mu = calibrate_per_run_mu(law, self.epsilon, self.delta, lambda m: runs.events(grid, m))
         run_epsilon = gdp.gdp_epsilon(self.delta, mu)
-        X_train, y_train, X_val, y_val = X[training], y[training], X[validation], y[validation]
-
-        def run(value: float, generator: np.random.Generator) -> tuple[Any, float]:
-            model = runs.fit(value, mu, int(generator.integers(2**63)), X_train, y_train)
-            return model, scoring(model, X_val, y_val, label_bound) + generator.normal(0.0, sensitivity / mu)
+        X_train, y_train = X[training], y[training]
+        run = validation_run(lambda value, seed: runs.fit(value, mu, seed, X_train, y_train), scoring, X[validation],
+                             y[validation], label_bound, mu)
 
         for reason in leaks:  # after the checks that raise: a refused fit releases nothing
             warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",
@@ -159,8 +154,8 @@ class PrivateSelectionCV:
         chosen = grid == selection.value
         self.cv_results_ = {"params": [{"l2_regularization": float(v)} for v in grid], "param_l2_regularization": grid,
                             "selected": chosen, "validation_score": np.where(chosen, self.best_score_, np.nan)}
-        certificate = self._certificate(law, grid, mu, runs.base_mu(grid, mu), run_epsilon, sensitivity, scoring,
-                                        selection, n, n_validation)
+        certificate = self._certificate(law, grid, mu, base_mu(mu, runs.events(grid, mu)), run_epsilon, sensitivity,
+                                        scoring, selection, n, n_validation)
         for reason in leaks:
             certificate = certificate.without_guarantee(reason)
         self.privacy_report_ = certificate
@@ -190,7 +185,8 @@ class PrivateSelectionCV:
             "meets epsilon at delta",
             f"each run: lambda uniform on {grid.tolist()}, noisy_gd at (epsilon, delta) = ({run_epsilon:.6g}, "
             f"{self.delta:g}) (the mu-GDP point at delta) on {n - n_validation} training records, then {scoring.name} "
-            f"on {n_validation} validation records plus N(0, {sensitivity / mu:.6g}^2) (sensitivity {sensitivity:.6g})",
+            f"on {n_validation} validation records plus N(0, {score_noise_sd(sensitivity, mu):.6g}^2) (sensitivity "
+            f"{sensitivity:.6g})",
             f"number of runs K ~ {law.describe()}; K, the other runs' lambda and their scores are not released",
             f"released: l2_regularization = {selection.value:g} (its training certified by noisy_gd's {report.bound}, "
             f"{report.epsilon:.6g} at delta), its model and its noisy validation score {selection.score:.6g}",
@@ -201,7 +197,7 @@ class PrivateSelectionCV:
                          "loss": report.assumptions["loss"], "data_norm": self.data_norm,
                          "label_bound": self._label_bound(), "l2_regularizations": grid.tolist(),
                          "l2_regularization": selection.value, "run_epsilon": run_epsilon, "scoring": scoring.name,
-                         "score_sensitivity": sensitivity, "score_noise_sd": sensitivity / mu,
+                         "score_sensitivity": sensitivity, "score_noise_sd": score_noise_sd(sensitivity, mu),
                          "candidate_mechanism": "noisy_gd",
                          "released": "the winning candidate's model, its lambda and its noisy validation score"})
 
@@ -240,9 +236,9 @@ class _CandidateRuns:
                 step_size=estimator.step_size, iterations=estimator.iterations, strict=estimator.strict)
         return self._plans[key]
 
-    def base_mu(self, grid: NDArray[np.float64], mu: float) -> float:
-        """μ_Q = max(μ, max over the grid of the candidate's GDP μ) (module note)."""
-        return max(mu, *(candidate_mu(self.event(float(value), mu)) for value in grid))
+    def events(self, grid: NDArray[np.float64], mu: float) -> list[noisy_gd_accountant.NoisyGDEvent]:
+        """The planned runs of every candidate of the grid at per-run budget μ."""
+        return [self.event(float(value), mu) for value in grid]
 
     def fit(self, value: float, mu: float, seed: int, X: NDArray, y: NDArray) -> Any:
         """Fit the candidate at λ = ``value``; ``RuntimeError`` if its run is not the planned one."""

@@ -1,14 +1,19 @@
 """Private selection: Papernot & Steinke's best of a random number of runs, its scores and its certificate.
 
-The algorithm behind :mod:`dpconvex.model_selection`'s ``…CV`` estimators, usable on its own (the
-audit target ``selection`` runs it with the noisy_gd trainer directly, :mod:`dpconvex.audit.targets_selection`):
+The algorithm behind :mod:`dpconvex.model_selection`'s ``…CV`` estimators, and the code the audit
+targets ``selection`` and ``selection-geometric`` run with the noisy_gd trainer directly
+(:mod:`dpconvex.audit.targets_selection`), so the audit exercises what ``fit`` runs:
 
 * :func:`best_of_random_runs` — K ~ a repetition law (:func:`repetition_law`), each run draws λ
   uniformly from a grid and returns an output and a noisy score; the largest score wins;
-* :class:`Scoring` / :data:`SCORINGS` — validation scores with a stated sensitivity;
-* :func:`candidate_mu` — a noisy_gd run's μ-GDP guarantee, from its accountant;
+* :func:`validation_run` — one run (the theorem's Q): train the candidate on the training part,
+  score it on the validation part and add N(0, (Δ/μ)²) (:func:`score_noise_sd`);
+* :class:`Scoring` / :data:`SCORINGS` — validation scores with a stated sensitivity Δ;
+* :func:`candidate_mu`, :func:`base_mu`, :func:`calibrate_per_run_mu` — a noisy_gd run's μ-GDP
+  guarantee, a run's μ_Q = max(μ, every candidate's μ), and the per-run budget μ whose selection
+  meets the target;
 * :func:`selection_certificate` — the tuning theorem's account
-  (:mod:`dpconvex.accounting.hyperparameter_tuning`) of a selection whose runs are μ-GDP, as a
+  (:mod:`dpconvex.accounting.hyperparameter_tuning`) of a selection whose runs are μ_Q-GDP, as a
   :class:`~dpconvex.certificate.PrivacyCertificate`.
 
 The derivation (why each run is max(training, scoring)-GDP, and why drawing λ at random keeps the
@@ -17,7 +22,7 @@ maximum over the grid) is in :mod:`dpconvex.model_selection`'s docstring.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,8 +34,9 @@ from .accounting import noisy_gd as noisy_gd_accountant
 from .accounting.best_of import bound_notes
 from .certificate import PrivacyCertificate
 
-__all__ = ["RUNS_DISTRIBUTIONS", "SCORINGS", "SELECTION_CONDITIONS", "Scoring", "Selection", "best_of_random_runs",
-           "candidate_mu", "repetition_law", "selection_certificate"]
+__all__ = ["RUNS_DISTRIBUTIONS", "SCORINGS", "SELECTION_CONDITIONS", "Scoring", "Selection", "base_mu",
+           "best_of_random_runs", "calibrate_per_run_mu", "candidate_mu", "repetition_law", "score_noise_sd",
+           "selection_certificate", "validation_run"]
 
 #: ``runs_distribution`` → shape η of the truncated negative binomial (None: Poisson).
 RUNS_DISTRIBUTIONS: dict[str, float | None] = {"poisson": None, "geometric": 1.0, "logarithmic": 0.0}
@@ -60,6 +66,10 @@ class Scoring:
     def __call__(self, model: Any, X: NDArray, y: NDArray, label_bound: float | None) -> float:
         """The score of a fitted ``model`` on (X, y), without noise."""
         return float(np.mean(self.term(model.predict(X), y, label_bound)))
+
+    def sensitivity(self, label_bound: float | None, n_validation: int) -> float:
+        """Δ: replacing one of ``n_validation`` records moves the mean of the terms by at most spread/n_validation."""
+        return self.spread(label_bound) / n_validation
 
 
 def _clipped(predictions: NDArray, bound: float | None) -> NDArray:
@@ -91,6 +101,42 @@ def repetition_law(runs_distribution: str, expected_runs: float) -> tuning.Repet
         raise ValueError(f"expected_runs must be > 1 for runs_distribution={runs_distribution!r} (K >= 1 always); "
                          f"got expected_runs={expected_runs!r}.")
     return tuning.TruncatedNegativeBinomial.with_mean(float(expected_runs), shape)
+
+
+def score_noise_sd(sensitivity: float, mu: float) -> float:
+    """The standard deviation Δ/μ of the score's Gaussian noise: a score moved by at most Δ is then μ-GDP."""
+    return sensitivity / mu
+
+
+def validation_run(train: Callable[[float, int], Any], scoring: Scoring, X_val: NDArray, y_val: NDArray,
+                   label_bound: float | None, mu: float) -> Callable[[float, np.random.Generator], tuple[Any, float]]:
+    """The selection's run Q at per-run budget μ, for :func:`best_of_random_runs`.
+
+    Parameters
+    ----------
+    train : callable
+        ``train(λ, seed)``: the candidate at λ fitted on the training part with that seed.
+    scoring : Scoring
+    X_val, y_val : ndarray
+        The validation part.
+    label_bound : float or None
+        Clips regression predictions in the score (``Scoring``).
+    mu : float
+        The per-run budget: the score's noise is N(0, (Δ/μ)²), Δ = ``scoring.sensitivity``.
+
+    Returns
+    -------
+    callable
+        ``run(λ, rng) -> (model, noisy score)``; it draws the candidate's seed from ``rng``, then
+        the score's noise.
+    """
+    noise_sd = score_noise_sd(scoring.sensitivity(label_bound, y_val.shape[0]), mu)
+
+    def run(value: float, rng: np.random.Generator) -> tuple[Any, float]:
+        model = train(value, int(rng.integers(2**63)))
+        return model, scoring(model, X_val, y_val, label_bound) + rng.normal(0.0, noise_sd)
+
+    return run
 
 
 @dataclass(frozen=True)
@@ -140,6 +186,25 @@ def candidate_mu(event: noisy_gd_accountant.NoisyGDEvent) -> float:
     bounds = noisy_gd_accountant.BOUNDS
     return min(bounds[name].gdp_mu(event) for name in noisy_gd_accountant.applicable_bounds(event)
                if bounds[name].gdp_mu is not None)
+
+
+def base_mu(per_run_mu: float, candidates: Iterable[noisy_gd_accountant.NoisyGDEvent]) -> float:
+    """μ_Q of a run: max(μ, every candidate's GDP μ) — the score is μ-GDP, the training μ_λ-GDP, and a
+    replaced record lies in one part (:mod:`dpconvex.model_selection`'s derivation note)."""
+    return max(per_run_mu, *(candidate_mu(event) for event in candidates))
+
+
+def calibrate_per_run_mu(law: tuning.RepetitionLaw, epsilon: float, delta: float,
+                         candidates_at: Callable[[float], Iterable[noisy_gd_accountant.NoisyGDEvent]]) -> float:
+    """The largest per-run budget μ whose selection meets (ε, δ), its runs counted at μ_Q = :func:`base_mu`.
+
+    ``candidates_at(μ)`` gives the candidates' planned noisy_gd runs at the per-run budget μ (one per λ
+    of the grid); the search (:func:`~dpconvex.accounting.hyperparameter_tuning.calibrate_base_mu`)
+    starts from the μ of runs that are exactly μ-GDP.
+    """
+    return tuning.calibrate_base_mu(
+        law, epsilon, delta, event_of=lambda mu: tuning.TuningEvent(law, base_mu=base_mu(mu, candidates_at(mu))),
+        start=tuning.calibrate_base_mu(law, epsilon, delta))
 
 
 def selection_certificate(law: tuning.RepetitionLaw, base_mu: float, delta: float, *, per_run_mu: float,
