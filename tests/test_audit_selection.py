@@ -45,7 +45,8 @@ def _score_noise(factor: float) -> Mutate:
 
     def mutate(target: AuditTarget, monkeypatch: pytest.MonkeyPatch) -> AuditTarget:
         honest = private_selection.score_noise_sd
-        monkeypatch.setattr(private_selection, "score_noise_sd", lambda sensitivity, mu: factor * honest(sensitivity, mu))
+        monkeypatch.setattr(private_selection, "score_noise_sd",
+                            lambda sensitivity, mu: factor * honest(sensitivity, mu))
         return dataclasses.replace(target, name=f"{target.name}[score noise x{factor:g}]")
 
     return mutate
@@ -90,7 +91,8 @@ def _iterate_law(value: float, sigma: float) -> tuple[np.ndarray, np.ndarray]:
     θ ← Mθ + ηc + √(2η)σ_λ ξ with M = I − η(A + λI), from θ₀ = 0: mean (I − M^T)θ*, covariance
     2ησ_λ² Σ_{t<T} M^{2t}.
     """
-    event = plan_noisy_gd(N_TRAIN, 2, delta=TARGET_DELTA, sigma=candidate_sigma(value, sigma), **candidate_options(value))
+    event = plan_noisy_gd(N_TRAIN, 2, delta=TARGET_DELTA, sigma=candidate_sigma(value, sigma),
+                          **candidate_options(value))
     share = SELECTION_SETTING["rows_e1"] / N_TRAIN
     a, c = np.array([share, 1 - share]), np.array([share, -(1 - share)])
     m = 1 - event.step_size * (a + value)
@@ -141,7 +143,7 @@ def test_the_candidates_train_what_the_closed_form_says():
 
 
 def test_with_negligible_noise_the_winner_follows_the_scores():
-    """P[the losing λ is released] = P[every run drew it] = Σ_k γ(1 − γ)^{k−1} 2^{−k} = γ/(1 + γ) (geometric)."""
+    """P[the losing λ is released] = P[every run drew it] = Σ_k γ(1 − γ)^{k−1} 2^{−k} = γ/(1 + γ), geometric."""
     target, pair = AUDITS["selection-geometric"], selection_pair()
     gamma = SELECTION_LAWS["selection-geometric"].gamma
     expected = gamma / (1 + gamma)
@@ -172,7 +174,8 @@ def test_the_certificate_meets_the_target_and_is_the_theorems(name):
     accountant.compose(dp_event.RepeatAndSelectDpEvent(dp_event.GaussianDpEvent(1 / mu), law.mean, shape))
     # dp-accounting evaluates Thm 6's δ̂ off its RDP curve on its own order grid (ours: the exact GDP δ), 1.27 times
     # ours here; Thm 2 is the same formula on both sides
-    assert report.epsilon <= accountant.get_epsilon(target.delta) <= (1.3 if bound == "poisson" else 1.05) * report.epsilon
+    tolerance = 1.3 if bound == "poisson" else 1.05
+    assert report.epsilon <= accountant.get_epsilon(target.delta) <= tolerance * report.epsilon
 
 
 def test_the_honest_geometric_selection_passes_the_audit_that_catches_its_mutant():

@@ -148,8 +148,9 @@ def selection_release(law: tuning.RepetitionLaw, X: NDArray, y: NDArray, seed: i
     X_train, y_train = X[:-1], y[:-1]
 
     def train(value: float, candidate_seed: int) -> LinearClassifier:
+        # bound="gdp" names the bound of the candidate's own certificate (unused here); the training is the same
         result = noisy_gd(X_train, y_train, sigma=candidate_sigma(value, sigma), delta=delta,
-                          random_state=candidate_seed, bound="gdp", **candidate_options(value))  # bound: certificate only
+                          random_state=candidate_seed, bound="gdp", **candidate_options(value))
         return LinearClassifier(result.coef)
 
     run = validation_run(train, SCORINGS[SELECTION_SETTING["scoring"]], X[-1:], y[-1:], None, 1.0 / sigma)
