@@ -4,8 +4,10 @@ Independent references: the certificate is checked against Google's dp-accountin
 of the same theorem (``RepeatAndSelectDpEvent`` over a Gaussian of the certified per-run μ; it
 converts δ̂ from the RDP curve, so it may only be higher) and against the target; the split, the
 score's sensitivity and its noise against their definitions (round(fraction·n) records, 1/n_val for
-accuracy, Δ/μ); the released model against a candidate refitted on its own; scikit-learn's own
-estimator checks.  Poisson's K = 0 (probability e^{-1} at ``expected_runs=1``) is found by seeds.
+accuracy, Δ/μ); with one λ and K = 1, the release against the split rebuilt from its documented rule
+(the model unchanged bit for bit when every validation record is replaced; best_score_ minus the
+model's exact validation accuracy Gaussian of sd 1/(n_val·μ), χ² over 400 seeds); the released model
+against a candidate refitted on its own; scikit-learn's own estimator checks.  Poisson's K = 0 (probability e^{-1} at ``expected_runs=1``) is found by seeds.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import stats
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant as dp_rdp
 from sklearn.base import clone
@@ -144,6 +147,51 @@ def test_the_release_is_a_candidate_trained_on_the_training_part():
     assert model.coef_.shape == (3,) and isinstance(model.intercept_, float)
     assert np.array_equal(model.predict(X), np.where(X @ model.coef_ + model.intercept_ > 0, "pos", "neg"))
     assert np.mean(model.predict(X) == y) > 0.85
+
+
+# One λ and K = 1 almost surely (geometric law, E[K] = 1 + 1e-9: P[K > 1] = 1e-9): the release is the one
+# candidate, so the split and the score's noise can be checked against their documented definitions.
+SINGLE_RUN = dict(l2_regularizations=[1e-2], runs_distribution="geometric", expected_runs=1 + 1e-9, classes=LABELS)
+
+
+def _validation_rows(n: int, fraction: float, seed: int) -> np.ndarray:
+    """The documented split, rebuilt: round(fraction·n) positions drawn by default_rng(seed).permutation(n)."""
+    return np.sort(np.random.default_rng(seed).permutation(n)[:round(fraction * n)])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_model_is_trained_on_the_training_part_only(seed):
+    """Replacing every validation record leaves the released model bit for bit (the score moves)."""
+    X, y = _classification()
+    validation = _validation_rows(len(y), 0.2, seed)
+    X_other, y_other = X.copy(), y.copy()
+    X_other[validation] = -X[validation][::-1]
+    y_other[validation] = np.where(y[validation] == "pos", "neg", "pos")
+    fits = [PrivateLogisticRegressionCV(epsilon=1.0, random_state=seed, **SINGLE_RUN).fit(data, labels)
+            for data, labels in ((X, y), (X_other, y_other))]
+    assert np.array_equal(fits[0].coef_, fits[1].coef_) and fits[0].intercept_ == fits[1].intercept_
+    assert fits[0].best_score_ != fits[1].best_score_
+    assert fits[0].privacy_report_.assumptions["n_validation"] == validation.size
+
+
+def test_the_score_is_the_validation_accuracy_plus_gaussian_noise_of_sd_one_over_n_val_mu():
+    """best_score_ − the released model's exact accuracy on the rebuilt validation part ~ N(0, (1/(n_val·μ))²).
+
+    χ² test of Σ d²/s² over 400 seeds against χ²(400), two-sided with tails 5e-7: a correct fit fails
+    with probability 1e-6; a score without noise gives 0, a noise of half (or twice) the sd gives
+    about 100 (1,600), both far outside [~270, ~550].
+    """
+    X, y = _classification()
+    seeds = range(400)
+    gaps, sds = [], []
+    for seed in seeds:
+        model = PrivateLogisticRegressionCV(epsilon=1.0, random_state=seed, **SINGLE_RUN).fit(X, y)
+        validation = _validation_rows(len(y), 0.2, seed)
+        gaps.append(model.best_score_ - np.mean(model.predict(X[validation]) == y[validation]))
+        sds.append(1 / (validation.size * model.privacy_report_.assumptions["per_run_mu"]))
+    statistic = np.sum((np.array(gaps) / np.array(sds)) ** 2)
+    low, high = stats.chi2.ppf(5e-7, len(seeds)), stats.chi2.isf(5e-7, len(seeds))
+    assert low < statistic < high, (statistic, low, high)
 
 
 def test_fits_are_deterministic_given_the_seed_and_vary_without_it():
