@@ -16,6 +16,8 @@ the outcome is fixed; the rates say how unlucky the seed would have to be.
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -233,3 +235,46 @@ def test_a_target_below_the_tuning_overhead_is_refused():
     # log E[K]/(α − 1) alone exceeds 1e-4 at every default order (α ≤ 1e4): no budget meets it.
     with pytest.raises(ValueError, match="no noise level"):
         ht.calibrate_base_mu(ht.TruncatedNegativeBinomial.with_mean(10.0, 1.0), 1e-4, 1e-8)
+
+
+# ----------------------------------------------------------------------------- docs/model-selection.md's table
+MODEL_SELECTION_PAGE = Path(__file__).resolve().parents[1] / "docs" / "model-selection.md"
+
+
+def _truncated_negative_binomial_pmf(k: np.ndarray, shape: float, gamma: float) -> np.ndarray:
+    """Def. 1 written out: (1 − γ)^k/(γ^{−η} − 1)·∏_{ℓ<k}(ℓ + η)/(ℓ + 1), k ≥ 1 (η ≠ 0)."""
+    product = np.cumprod((k - 1 + shape) / k)
+    return (1 - gamma) ** k / (gamma**-shape - 1) * product
+
+
+#: The table's rows: label → (law, its pmf on k = 0, 1, … from scipy or Def. 1 written out).
+LAW_ROWS = {
+    "Poisson, E[K] = 10 (default)": (ht.PoissonRepetitions(10.0), lambda k, law: stats.poisson.pmf(k, 10.0)),
+    "Poisson, E[K] = 5": (ht.PoissonRepetitions(5.0), lambda k, law: stats.poisson.pmf(k, 5.0)),
+    "geometric, E[K] = 10": (ht.TruncatedNegativeBinomial.with_mean(10.0, 1.0),
+                             lambda k, law: stats.geom.pmf(k, law.gamma)),
+    "logarithmic, E[K] = 10": (ht.TruncatedNegativeBinomial.with_mean(10.0, 0.0),
+                               lambda k, law: stats.logser.pmf(k, 1 - law.gamma)),
+    "truncated negative binomial η = −0.5, E[K] = 10": (
+        ht.TruncatedNegativeBinomial.with_mean(10.0, -0.5),
+        lambda k, law: np.concatenate([[0.0], _truncated_negative_binomial_pmf(k[1:], -0.5, law.gamma)])),
+}
+
+
+@pytest.mark.skipif(not MODEL_SELECTION_PAGE.exists(), reason="docs/ not next to tests/ (installed package)")
+def test_the_model_selection_page_table_of_the_laws_of_k_is_exact():
+    """Each row: the per-run μ the calibration gives at ε = 0.1, δ = 1e-8 (what the page quotes), and P[K = 1],
+    P[every λ of 3 tried] = Σ_k P[K = k]·(1 − 3(2/3)^k + 3(1/3)^k − 1{k = 0}) (inclusion–exclusion over the λ
+    never drawn) and P[K > 30] from the pmf written out, to the digits printed."""
+    table = re.findall(r"^\| (.+?) \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \|$",
+                       MODEL_SELECTION_PAGE.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    assert [row[0] for row in table] == list(LAW_ROWS)
+    k = np.arange(0, 20_000)
+    for label, *printed in table:
+        law, pmf = LAW_ROWS[label]
+        p = pmf(k, law)
+        assert p.sum() == pytest.approx(1.0, abs=1e-12)
+        all_tried = np.sum(p * (1 - 3 * (2 / 3) ** k + 3 * (1 / 3) ** k - (k == 0)))
+        exact = (ht.calibrate_base_mu(law, 0.1, 1e-8), p[1], all_tried, p[31:].sum())
+        for value, text in zip(exact, printed):
+            assert abs(value - float(text)) <= 0.5 * 10.0 ** -len(text.split(".")[1]) + 1e-12, (label, text, value)

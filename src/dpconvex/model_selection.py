@@ -13,8 +13,9 @@ The algorithm (Papernot & Steinke 2022, arXiv:2110.03620; :mod:`dpconvex.account
    Papernot & Steinke: the winning candidate itself, trained on the training part; no refit, so
    nothing is composed after it).  Every run is calibrated to one per-run budget μ, the largest
    whose selection meets ε at δ (:func:`~dpconvex.accounting.hyperparameter_tuning.calibrate_base_mu`).
-3. K ~ ``runs_distribution`` with mean ``expected_runs`` (Poisson by default: at the ε of interest
-   it allows the largest μ for a given mean, and it has no heavy tail), drawn from ``random_state``.
+3. K ~ ``runs_distribution`` with mean ``expected_runs`` (Poisson by default: for a given mean it
+   tries every λ of a grid most often and has no heavy tail; docs/model-selection.md compares the
+   laws), drawn from ``random_state``.
 4. Each of the K runs (Q) draws λ uniformly from the grid, trains the library's own estimator with
    ``method="noisy_gd"`` on the training part at the (ε₁, δ) that μ-GDP gives at δ, and scores the
    model on the validation part, adding N(0, (Δ/μ)²) to the score (Δ: the score's sensitivity,
