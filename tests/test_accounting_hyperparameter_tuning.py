@@ -3,9 +3,15 @@
 Independent references: the law of Def. 1 written out by hand (geometric and logarithmic closed
 forms, the product formula of the pmf); Thm 2 for a μ-GDP base in closed form (λ̂* = √(2L)/μ, module
 note 1), typed out here; Google's dp-accounting (``RdpAccountant`` with ``RepeatAndSelectDpEvent``,
-its own implementation of Thms 2 and 6) for the ε at δ.  The stored copy of the paper could not be
-read beyond its abstract, so its figures are not reproduced number by number; the theorem
-statements are those dp-accounting and autodp implement (module docstring).
+its own implementation of Thms 2 and 6) for the ε at δ.
+
+The paper's own results: its Corollary 3 (an ε-DP base tuned with K ~ D_{η,γ} is (2 + η)ε-DP) is
+reproduced below in the pure-DP limit, at the cases dp-accounting's own test of it uses
+(``rdp_privacy_accountant_test.test_repeat_select_pure_negative_binomial``: ε = 1, E[K] = 1000, or
+100 for η = 2; the statement is quoted there, with the paper as its source).  The paper's worked
+numbers (its figures for DP-SGD) are not reproduced: a search of public copies of the text
+(arXiv 2110.03620, ar5iv, the ICLR 2022 proceedings text) gave only the abstract and introduction,
+and no number is typed in here from memory.
 
 Monte Carlo: each law's sampler is compared with its pmf by a χ² test (p-value > 1e-6: false-failure
 rate 1e-6 per law) and with its mean (|sample mean − E[K]| < 5 standard errors, from the law's own
@@ -147,6 +153,17 @@ def test_thm6_uses_the_base_delta_at_the_largest_allowed_eps_hat():
     expected = orders * mu**2 / 2 + mean * gdp.gdp_delta(eps_hat, mu) + math.log(mean) / (orders - 1)
     rdp = ht.tuning_rdp(ht.TuningEvent(ht.PoissonRepetitions(mean), base_mu=mu), "poisson", orders)
     assert np.allclose(rdp, np.minimum.accumulate(expected[::-1])[::-1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape, mean", [(0.0, 1000.0), (1.0, 1000.0), (0.5, 1000.0), (2.0, 100.0), (5.0, 1000.0)])
+def test_an_epsilon_dp_base_gives_corollary_3s_two_plus_eta_epsilon(shape, mean):
+    """Papernot & Steinke 2022, Cor. 3: an ε-DP base ((α, ε)-RDP at every order; here one huge order, the pure-DP
+    limit) tuned with K ~ D_{η,γ} is (2 + η)ε-DP: Thm 2 at λ = λ̂ → ∞ leaves ε + (1 + η)ε."""
+    epsilon, order = 1.0, 1e10
+    law = ht.TruncatedNegativeBinomial.with_mean(mean, shape)
+    event = ht.TuningEvent.from_curve(law, [order], [epsilon])
+    assert ht.tuning_rdp(event, TNB)[0] == pytest.approx((2 + shape) * epsilon, rel=1e-8)
+    assert ht.account(event, 1e-10).epsilon == pytest.approx((2 + shape) * epsilon, rel=1e-8)
 
 
 def test_tuning_costs_more_than_one_run_and_less_than_the_base_times_the_mean():
