@@ -25,6 +25,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import check_regressors_train, parametrize_with_checks
 
+from dpconvex import private_selection
 from dpconvex.accounting import gdp
 from dpconvex.estimators import PrivateLogisticRegression
 from dpconvex.exceptions import PrivacyLeakWarning
@@ -91,12 +92,31 @@ def test_the_certificate_meets_the_target_and_is_the_theorems(cls, epsilon):
     assert report.epsilon <= accountant.get_epsilon(1e-6) <= 1.3 * report.epsilon
     # every run: at most the per-run budget (scoring exactly at it), the score's noise its definition
     per_run = report.assumptions["per_run_mu"]
-    assert mu == pytest.approx(per_run, rel=1e-9) and report.sigma == 1 / per_run
+    assert mu == pytest.approx(per_run, rel=1e-9) and report.sigma == 1 / mu
     n_validation = round(0.2 * len(y))
     assert report.assumptions["n_validation"] == n_validation and report.assumptions["n_train"] == len(y) - n_validation
     assert report.assumptions["score_sensitivity"] == pytest.approx(1 / n_validation)
     assert report.assumptions["score_noise_sd"] == pytest.approx(1 / (n_validation * report.assumptions["per_run_mu"]))
     assert report.assumptions["run_epsilon"] == pytest.approx(gdp.gdp_epsilon(1e-6, report.assumptions["per_run_mu"]))
+
+
+def test_a_candidate_above_the_per_run_budget_sets_the_account(monkeypatch):
+    """When a candidate's GDP μ exceeds the per-run μ (here: every candidate's μ reported 1.5 times larger), the
+    selection is accounted at base_mu = that μ: the calibration lowers the per-run μ, the certificate still meets
+    the target and is dp-accounting's at base_mu, and sigma = 1/base_mu (each run is (1/sigma)-GDP)."""
+    X, y = _classification()
+    honest = PrivateLogisticRegressionCV(epsilon=0.5, delta=1e-6, classes=LABELS, random_state=0).fit(X, y)
+    candidate_mu = private_selection.candidate_mu
+    monkeypatch.setattr(private_selection, "candidate_mu", lambda event: 1.5 * candidate_mu(event))
+    report = PrivateLogisticRegressionCV(epsilon=0.5, delta=1e-6, classes=LABELS, random_state=0).fit(X, y)
+    report = report.privacy_report_
+    base_mu, per_run_mu = report.assumptions["base_mu"], report.assumptions["per_run_mu"]
+    assert base_mu > 1.4 * per_run_mu and per_run_mu < honest.privacy_report_.assumptions["per_run_mu"] / 1.4
+    assert 0.5 * (1 - 2e-4) <= report.epsilon <= 0.5
+    accountant = dp_rdp.RdpAccountant(neighboring_relation=dp_rdp.NeighborRel.REPLACE_ONE)
+    accountant.compose(dp_event.RepeatAndSelectDpEvent(dp_event.GaussianDpEvent(1 / base_mu), 10.0, math.inf))
+    assert report.epsilon <= accountant.get_epsilon(1e-6) <= 1.3 * report.epsilon
+    assert report.sigma == 1 / base_mu and report.assumptions["sigma"].startswith("1/base_mu")
 
 
 def test_the_notes_state_the_split_rule_the_law_and_what_stays_secret():

@@ -211,8 +211,9 @@ def selection_certificate(law: tuning.RepetitionLaw, base_mu: float, delta: floa
                           iterations: int, assumptions: dict[str, Any], notes: tuple[str, ...]) -> PrivacyCertificate:
     """The certificate of a selection whose runs are ``base_mu``-GDP: the tuning theorem's account at ``delta``.
 
-    ``sigma`` is 1/``per_run_mu`` (each run is (1/σ)-GDP), ``iterations`` those of the released run;
-    ``notes`` are followed by why each other bound lost or did not apply.
+    ``sigma`` is 1/``base_mu`` (each run is (1/σ)-GDP; ``per_run_mu`` ≤ ``base_mu`` is the budget the
+    runs were calibrated to, below it when a candidate's own GDP μ is larger), ``iterations`` those of the
+    released run; ``notes`` are followed by why each other bound lost or did not apply.
     """
     account = tuning.account(tuning.TuningEvent(law, base_mu=base_mu), delta)
     return PrivacyCertificate(
@@ -220,8 +221,8 @@ def selection_certificate(law: tuning.RepetitionLaw, base_mu: float, delta: floa
         theorem=account.theorem, conditions=account.assumptions + SELECTION_CONDITIONS,
         assumptions={**assumptions, "repetition_law": law.describe(), "expected_runs": law.mean,
                      "per_run_mu": per_run_mu, "base_mu": base_mu,
-                     "sigma": "1/per_run_mu (each run is (1/sigma)-GDP)", "neighbouring": "replace-one"},
-        order=account.order, conversion=account.conversion, sigma=1.0 / per_run_mu, iterations=iterations,
+                     "sigma": "1/base_mu (each run is (1/sigma)-GDP)", "neighbouring": "replace-one"},
+        order=account.order, conversion=account.conversion, sigma=1.0 / base_mu, iterations=iterations,
         candidates=account.candidates, notes=(*notes, *bound_notes(account)))
 
 
