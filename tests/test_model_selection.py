@@ -126,6 +126,7 @@ def test_the_notes_state_the_split_rule_the_law_and_what_stays_secret():
     assert "budget rule: the whole (epsilon, delta)" in notes and "winning candidate itself is released" in notes
     assert "Poisson (E[K]=10)" in notes and "K, the other runs' lambda and their scores are not released" in notes
     assert any("public randomness" in c for c in report.conditions) and "Thm 6" in report.theorem
+    assert any("duration" in c and "not observed by the recipient" in c for c in report.conditions)
     assert report.assumptions["neighbouring"] == "replace-one"
 
 

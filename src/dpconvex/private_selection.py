@@ -232,4 +232,5 @@ SELECTION_CONDITIONS = (
     "in one part, so each run is max(training, scoring)-GDP",
     "each run draws lambda uniformly from the grid, independently of the data",
     "each candidate trained by noisy_gd (hidden iterates, replace-one) on the training part",
+    "the fit's duration, which grows with K, is not observed by the recipient (K must stay secret)",
 )
