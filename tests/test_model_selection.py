@@ -238,6 +238,26 @@ def test_the_poisson_law_can_draw_no_run_and_then_releases_nothing():
     assert any(outcomes) and not all(outcomes)
 
 
+def _fitted_attributes(estimator) -> list[str]:
+    return [name for name in vars(estimator) if name.endswith("_") and not name.startswith("_")]
+
+
+def test_no_run_leaves_no_fitted_attribute_even_after_an_earlier_fit():
+    """K = 0 after a successful fit: neither the earlier fit's attributes nor this fit's checked input survive."""
+    X, y = _classification(n=60)
+    model = PrivateLogisticRegressionCV(epsilon=1.0, expected_runs=1.0, classes=LABELS)
+    outcomes = []
+    for seed in range(30):  # P[K = 0] = e^{-1} per seed; no K = 0 or no K > 0 in 30 seeds: probability < 1e-5
+        fitted_before = hasattr(model, "coef_")
+        try:
+            model.set_params(random_state=seed).fit(X, y)
+            outcomes.append(True)
+        except RuntimeError:
+            assert _fitted_attributes(model) == [], (fitted_before, _fitted_attributes(model))
+            outcomes.append(fitted_before)
+    assert any(outcomes) and not all(outcomes)
+
+
 def test_a_run_that_is_not_the_planned_one_is_refused(monkeypatch):
     planned = _CandidateRuns.event
 
@@ -317,7 +337,10 @@ def test_grid_search_can_set_every_parameter():
     (dict(scoring="r2"), "'scoring' parameter must be one of 'accuracy'"),
     (dict(validation_fraction=1.0), "'validation_fraction' parameter must be a float in \\(0, 1\\)"),
     (dict(validation_fraction=0.001), "validation_fraction=0.001 leaves 0 of 300 records"),
-    (dict(expected_runs=0.5), "'expected_runs' parameter must be a float in \\[1, inf\\)"),
+    (dict(expected_runs=0.5), "'expected_runs' parameter must be a float in \\[1, 1000\\]"),
+    (dict(expected_runs=1001.0), "'expected_runs' parameter must be a float in \\[1, 1000\\]"),
+    (dict(l2_regularizations=(1e-3, True)), "'l2_regularizations' parameter must be a non-empty sequence"),
+    (dict(l2_regularizations=np.array([True, False])), "'l2_regularizations' parameter must be"),
     (dict(expected_runs=1.0, runs_distribution="geometric"), "expected_runs must be > 1 for runs_distribution"),
     (dict(runs_distribution="uniform"), "'runs_distribution' parameter must be one of"),
     (dict(data_norm="from_data"), "'data_norm' parameter must be a float"),
@@ -329,6 +352,18 @@ def test_bad_input_is_refused_naming_the_parameter(params, match):
     X, y = _classification()
     with pytest.raises(ValueError, match=match):
         PrivateLogisticRegressionCV(**{"classes": LABELS, "random_state": 0, **params}).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", (*CLASSIFIERS, PrivateRidgeCV), ids=lambda c: c.__name__)
+@pytest.mark.parametrize("which", ["X", "y"])
+def test_dask_collections_are_refused_naming_the_estimators_that_take_them(cls, which):
+    da = pytest.importorskip("dask.array")
+    X, y = _regression() if cls is PrivateRidgeCV else _classification()
+    data = {"X": X, "y": y}
+    data[which] = da.from_array(data[which], chunks=100)
+    with pytest.raises(ValueError, match=f"{cls.__name__} fits in-memory data only; {which} is a Dask collection.*"
+                                         "PrivateLogisticRegression, PrivateHuberSVC or PrivateRidge"):
+        cls().fit(data["X"], data["y"])  # classes=None for the classifiers: refused before the labels are read
 
 
 def test_ridge_refuses_a_classification_score():

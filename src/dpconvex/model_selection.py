@@ -56,7 +56,7 @@ from sklearn.base import is_classifier
 
 from ._linear_model import CLASSES_RULES, COMMON_CONSTRAINTS
 from ._params import Instance, Interval, Options
-from ._validation import enforce_label_bound, enforce_norm_bound, make_rng
+from ._validation import enforce_label_bound, enforce_norm_bound, is_dask_collection, make_rng
 from .accounting import gdp
 from .accounting import noisy_gd as noisy_gd_accountant
 from .certificate import PrivacyCertificate
@@ -67,13 +67,17 @@ from .private_selection import (RUNS_DISTRIBUTIONS, SCORINGS, base_mu, best_of_r
                                 repetition_law, score_noise_sd, selection_certificate, validation_run)
 
 __all__ = ["PrivateLogisticRegressionCV", "PrivateHuberSVCCV", "PrivateRidgeCV", "PrivateSelectionCV",
-           "CLASSIFIER_GRID", "RIDGE_GRID"]
+           "CLASSIFIER_GRID", "RIDGE_GRID", "MAX_EXPECTED_RUNS"]
 
 #: The grid of λ of the classifiers when none is given: λ = 1e-4 … 1e-2 brackets the λ that UCI Adult's
 #: oracle picks for noisy_gd at ε = 0.05 … 1 (docs/BENCHMARKS.md); smaller λ lengthen noisy_gd's runs.
 CLASSIFIER_GRID = (1e-4, 1e-3, 1e-2)
 #: … and of ridge (around PrivateRidge's default 0.05: a weaker λ widens the ball, hence the noise).
 RIDGE_GRID = (0.01, 0.05, 0.25)
+#: The largest ``expected_runs``.  Every run is a whole noisy_gd fit, so E[K] is the fit's cost in fits, and
+#: more runs buy nothing: at E[K] = 1000 a Poisson K tries every λ of a 100-value grid with probability
+#: (1 − e^{−10})^{100} = 0.995, while the repetition's term log(E[K])/(α − 1) keeps shrinking each run's budget.
+MAX_EXPECTED_RUNS = 1000.0
 
 
 _SELECTION_CONSTRAINTS = {
@@ -82,7 +86,7 @@ _SELECTION_CONSTRAINTS = {
     "data_norm": [Interval(0.0, np.inf, "neither")],
     "l2_regularizations": [Instance((list, tuple, np.ndarray))],
     "validation_fraction": [Interval(0.0, 1.0, "neither")],
-    "expected_runs": [Interval(1.0, np.inf, "left")],
+    "expected_runs": [Interval(1.0, MAX_EXPECTED_RUNS, "both")],
     "runs_distribution": [Options(tuple(RUNS_DISTRIBUTIONS))],
 }
 
@@ -98,17 +102,39 @@ class PrivateSelectionCV:
     _candidate: type
 
     def fit(self, X, y):
-        """Select λ privately on (X, y) and release the winning model; returns self.
+        """Select λ privately on (X, y) and release the winning model (the module docstring's algorithm).
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d)
+            Features, in memory (NumPy or pandas; a Dask collection is refused).  Rows with
+            ‖x‖₂ > ``data_norm`` are clipped once, with a ``PrivacyLeakWarning``.
+        y : array_like of shape (n,)
+            Labels (classifiers: values of ``classes``), or targets (ridge: clipped to ``label_bound``).
+
+        Returns
+        -------
+        self
+            With ``coef_``, ``intercept_``, ``l2_regularization_``, ``best_score_``, ``cv_results_`` and
+            ``privacy_report_`` set (and ``classes_`` for the classifiers).
 
         Raises
         ------
         ValueError
             Naming the parameter, for a hyperparameter outside its range (including a grid that is not
             a non-empty sequence of distinct numbers > 0, or a split leaving fewer than 2 training
-            records or no validation record).
+            records or no validation record); for a Dask collection X or y.
         RuntimeError
-            If the Poisson law drew no run (:func:`best_of_random_runs`).
+            If the Poisson law drew no run (:func:`~dpconvex.private_selection.best_of_random_runs`):
+            nothing is released and no fitted attribute is left.
         """
+        self._forget_fit()
+        for name, data in (("X", X), ("y", y)):
+            if is_dask_collection(data):
+                raise ValueError(
+                    f"{type(self).__name__} fits in-memory data only; {name} is a Dask collection. Compute it "
+                    "into a NumPy array or pandas object, or train PrivateLogisticRegression, PrivateHuberSVC or "
+                    "PrivateRidge (which fit Dask collections) at a fixed l2_regularization.")
         classifier = is_classifier(self)
         X, y, leaks = self._validated(X, y, y_numeric=not classifier)
         if classifier:
@@ -143,6 +169,7 @@ class PrivateSelectionCV:
                           PrivacyLeakWarning, stacklevel=2)
         selection = best_of_random_runs(law, grid, run, rng)
         if selection is None:
+            self._forget_fit()  # classes_ and n_features_in_ were set while the input was checked
             raise RuntimeError(
                 f"no candidate was trained: the Poisson law of the number of runs drew K = 0 (probability "
                 f"{math.exp(-law.mean):.2g}); nothing data-dependent was computed, and the certificate covers this "
@@ -162,15 +189,21 @@ class PrivateSelectionCV:
         self.privacy_report_ = certificate
         return self
 
+    def _forget_fit(self) -> None:
+        """Remove every fitted attribute (public, ending in ``_``): a failed fit leaves none, stale or new."""
+        for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("_")]:
+            delattr(self, name)
+
     def _grid(self) -> NDArray[np.float64]:
-        """``l2_regularizations`` as a float array, or ``ValueError`` naming it."""
+        """``l2_regularizations`` as a float array, or ``ValueError`` naming it (booleans refused before the cast)."""
         values = self.l2_regularizations
         try:
+            booleans = any(isinstance(v, (bool, np.bool_)) for v in np.ravel(np.asarray(values, dtype=object)))
             grid = np.asarray(values, dtype=float)
         except (TypeError, ValueError):
-            grid = np.array([np.nan])
-        if (grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0))
-                or np.unique(grid).size != grid.size or any(isinstance(v, bool) for v in grid.tolist())):
+            booleans, grid = False, np.array([np.nan])
+        if (booleans or grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0))
+                or np.unique(grid).size != grid.size):
             raise ValueError("The 'l2_regularizations' parameter must be a non-empty sequence of distinct numbers "
                              f"> 0 (the grid of lambda); got {values!r}.")
         return grid
@@ -266,8 +299,9 @@ _CV_DOC = """
         The validation score (:data:`~dpconvex.private_selection.SCORINGS`; its sensitivity is stated there).
     validation_fraction : float in (0, 1), default=0.2
         Share of the records in the validation part (drawn from ``random_state``).
-    expected_runs : float >= 1, default=10.0
-        E[K], the expected number of training runs.
+    expected_runs : float in [1, 1000], default=10.0
+        E[K], the expected number of training runs (each a whole noisy_gd fit; above 1000 more runs buy
+        nothing, :data:`~dpconvex.model_selection.MAX_EXPECTED_RUNS`).
     runs_distribution : {{"poisson", "geometric", "logarithmic"}}, default="poisson"
         The law of K (Poisson may draw K = 0, with probability exp(−expected_runs): ``fit`` then
         raises ``RuntimeError`` and releases nothing).
