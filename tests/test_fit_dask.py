@@ -109,6 +109,39 @@ def test_estimator_fit_on_dask_equals_the_in_memory_fit(client, arrays, estimato
     assert fitted.n_features_in_ == D and np.isfinite(fitted.privacy_report_.epsilon)
 
 
+def test_a_regressors_dask_targets_never_reach_the_client(client, arrays, monkeypatch):
+    """``np.asarray`` of a dask array (``Array.__array__``) gathers it on the client: it must not happen in fit."""
+    X, y = arrays[0], targets(arrays[0], "real")
+    expected = PrivateRidge(random_state=3).fit(X, y).coef_
+
+    def gathered(self, *args, **kwargs):
+        raise AssertionError("a dask array was gathered into the client's memory")
+
+    monkeypatch.setattr(da.Array, "__array__", gathered)
+    fitted = PrivateRidge(random_state=3).fit(*on_cluster(X, y))
+    np.testing.assert_allclose(fitted.coef_, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_a_regressors_integer_and_object_targets_are_numbers_on_the_cluster(client, arrays):
+    """Targets of integer or object dtype train as their float values, as in memory."""
+    X = arrays[0]
+    numbers = np.rint(2 * targets(X, "real")).astype(int)  # integers in [-4, 4], clipped to label_bound = 1
+    for y in (numbers, (numbers / 2).astype(object)):
+        expected = PrivateRidge(random_state=3).fit(X, y).coef_
+        fitted = PrivateRidge(random_state=3).fit(*on_cluster(X, y))
+        np.testing.assert_allclose(fitted.coef_, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_a_regressors_non_numeric_dask_targets_are_refused_naming_block_and_row(client, arrays):
+    X, y = arrays[0], targets(arrays[0], "real").astype(object)
+    y[1000] = "n/a"  # block 2 (rows 700-1049)
+    with pytest.raises(ValueError, match=r"y must hold numbers .* block 2 holds 'n/a' at row 1000 \(row 300 of the "
+                                         r"block\)"):
+        PrivateRidge().fit(*on_cluster(X, y))
+    with pytest.raises(ValueError, match=r"y must hold numbers .* dtype datetime64"):
+        PrivateRidge().fit(on_cluster(X), da.from_array(np.arange(N).astype("datetime64[s]"), chunks=CHUNK))
+
+
 def test_dask_dataframe_keeps_feature_names_and_equals_the_pandas_fit(client, arrays):
     X, y = arrays
     frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(D)])

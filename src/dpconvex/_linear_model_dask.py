@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["encode_labels", "dask_features", "dask_targets", "dask_label_set", "dask_encoded_labels",
-           "dask_largest_row_norm", "dask_data"]
+__all__ = ["encode_labels", "dask_features", "dask_targets", "dask_real_targets", "dask_label_set",
+           "dask_encoded_labels", "dask_largest_row_norm", "dask_data"]
 
 
 def encode_labels(y: NDArray, classes: NDArray) -> NDArray[np.float64]:
@@ -69,6 +69,41 @@ def dask_targets(y, X) -> object:
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise ValueError(f"y must be 1-D with one entry per row of X ({X.shape[0]}); got shape {y.shape}.")
     return y if y.chunks[0] == X.chunks[0] else y.rechunk((X.chunks[0],))
+
+
+def dask_real_targets(y) -> object:
+    """A regressor's targets ``y`` (a 1-D dask array) as float64, still on the cluster (lazy).
+
+    Numeric and boolean dtypes are cast; object and text dtypes are converted block by block on the
+    workers, as ``np.asarray(y, dtype=float)`` converts them in memory, and an entry that is not a
+    number is refused there naming its block and row (:func:`_real_block`).  Other dtypes (dates,
+    complex numbers) are refused at once.
+    """
+    if y.dtype.kind in "biuf":
+        return y.astype(float)
+    if y.dtype.kind in "OUS":
+        return y.map_blocks(_real_block, dtype=float, meta=np.empty(0))
+    raise ValueError(f"y must hold numbers (a regressor's targets); got dtype {y.dtype}: convert it to float first.")
+
+
+def _real_block(block: NDArray, block_info: dict | None = None) -> NDArray[np.float64]:
+    """One block of y as float64 (run on a worker); ``ValueError`` naming the block and row of an entry that is not a number."""
+    try:
+        return np.asarray(block, dtype=float)
+    except (TypeError, ValueError):
+        row = next(row for row, value in enumerate(block) if not _is_number(value))
+    index, start = block_info[0]["chunk-location"][0], block_info[0]["array-location"][0][0]
+    raise ValueError(f"y must hold numbers (a regressor's targets); block {index} holds {block[row]!r} at row "
+                     f"{start + row} (row {row} of the block).")
+
+
+def _is_number(value) -> bool:
+    """Whether ``float(value)`` succeeds."""
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def dask_label_set(y, declared: NDArray | None) -> tuple[NDArray, bool]:
