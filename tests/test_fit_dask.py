@@ -11,10 +11,12 @@
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 
 import cloudpickle
+import dask
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
@@ -26,7 +28,8 @@ from sklearn.pipeline import make_pipeline
 
 from dpconvex.data_dask import DaskData
 from dpconvex.datasets import TabularSchema
-from dpconvex.estimators import PrivateHuberSVC, PrivateLogisticRegression, PrivateRidge
+from dpconvex.estimators import (PrivateHuberSVC, PrivateLADRegressor, PrivateLinearSVC, PrivateLogisticRegression,
+                                 PrivateRidge)
 from dpconvex.losses import HingeLoss, LogisticLoss, SquaredLoss
 from dpconvex.mechanisms import auto, noisy_gd, noisy_sgd, rsgd_ar
 from dpconvex.mechanisms.noisy_sgd import _poisson_batches
@@ -205,6 +208,40 @@ def test_auto_with_a_non_smooth_loss_on_dask_names_the_methods(client, arrays):
     X, y = arrays
     with pytest.raises(ValueError, match=r"method='sco_noisy_sgd' reads its data in memory"):
         auto(*on_cluster(X, y), loss=HingeLoss(), epsilon=1.0, delta=1e-6)
+
+
+def unread(what: str, shape: tuple[int, ...]):
+    """A dask array whose every read raises ``KeyError(what)``: a refusal that comes first leaves it unread."""
+    return da.from_delayed(dask.delayed(operator.getitem)({}, what), shape=shape, dtype=float)
+
+
+def unread_frame():
+    """A dask DataFrame (unknown partition lengths) whose every read raises ``KeyError``."""
+    meta = pd.DataFrame({f"f{i}": np.empty(0) for i in range(D)})
+    return dd.from_delayed([dask.delayed(operator.getitem)({}, "the frame was read")], meta=meta, verify_meta=False)
+
+
+IN_MEMORY_ONLY = r"method='{}' reads its data in memory \(NumPy\) only and cannot train on a dask collection"
+REFUSED_UNREAD = {
+    "rsgd_ar": (lambda X, y: rsgd_ar(X, y, **DECLARATIONS, l2_regularization=1e-2), "rsgd_ar"),
+    "auto, hinge loss": (lambda X, y: auto(X, y, loss=HingeLoss(), epsilon=1.0, delta=1e-6), "sco_noisy_sgd"),
+    "estimator, rsgd_ar": (lambda X, y: PrivateLogisticRegression(method="rsgd_ar").fit(X, y), "rsgd_ar"),
+    "estimator, from_data": (lambda X, y: PrivateLogisticRegression(method="pnsgd", data_norm="from_data",
+                                                                    classes=[-1, 1]).fit(X, y), "pnsgd"),
+    "linear svc, auto": (lambda X, y: PrivateLinearSVC().fit(X, y), "sco_noisy_sgd"),
+    "lad, auto": (lambda X, y: PrivateLADRegressor().fit(X, y), "sco_noisy_sgd"),
+}
+
+
+@pytest.mark.parametrize("train, method", REFUSED_UNREAD.values(), ids=REFUSED_UNREAD.keys())
+def test_an_in_memory_only_method_is_refused_before_the_data_are_read(client, train, method):
+    with pytest.raises(ValueError, match=IN_MEMORY_ONLY.format(method)):
+        train(unread("X was read", (N, D)), unread("y was read", (N,)))
+
+
+def test_an_estimator_refuses_an_in_memory_only_method_before_reading_a_dataframe(client):
+    with pytest.raises(ValueError, match=IN_MEMORY_ONLY.format("outpert_gd")):
+        PrivateLogisticRegression(method="outpert_gd").fit(unread_frame(), unread("y was read", (N,)))
 
 
 def test_a_daskdata_declared_below_its_validated_bound_is_refused(client, arrays):

@@ -102,6 +102,9 @@ class PrivateLinearModel(BaseEstimator):
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         leaks = input_leaks(X)  # e.g. a data-dependent PublicSchemaTransformer's output
         if is_dask_collection(X):
+            # before any pass over the data (even a DataFrame's partition lengths); a classifier's K-class
+            # loss is smooth exactly when its binary loss is
+            require_backend(self.method, X, self._loss())
             X, names = dask_features(X)
             self.n_features_in_ = X.shape[1]
             if names is not None and all(isinstance(name, str) for name in names):
@@ -160,7 +163,6 @@ class PrivateLinearModel(BaseEstimator):
             label_bound=self._label_bound(), constraint=constraint, strict=self.strict,
             require_smooth=spec.requires_smooth,
         )
-        require_backend(self.method, problem)
         plan = spec.plan(problem, **options)
         for reason in leaks:  # after the checks that raise: a refused fit releases nothing
             warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",
