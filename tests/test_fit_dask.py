@@ -252,6 +252,26 @@ def test_a_daskdata_declared_below_its_validated_bound_is_refused(client, arrays
                             data_norm=1.0)
 
 
+def test_labels_given_again_with_a_daskdata_are_refused_naming_y(client, arrays):
+    X, y = arrays
+    data = DaskData.from_array(on_cluster(X), y, data_norm=2.0, client=client)
+    with pytest.raises(ValueError, match="y must be None with a DaskData"):
+        Problem.from_arrays(data, y, loss=LogisticLoss(), l2_regularization=0.1, delta=1e-6, epsilon=1.0,
+                            data_norm=2.0)
+
+
+def test_a_daskdata_clipped_under_strict_false_is_refused_by_strict_true(client, arrays):
+    """Clipped rows are not the refusal strict=True asks for; rows validated strictly meet strict=False."""
+    X, y = arrays
+    clipped = DaskData.from_array(on_cluster(X), y, data_norm=1.0, client=client)
+    keywords = dict(loss=LogisticLoss(), l2_regularization=0.1, delta=1e-6, epsilon=1.0, data_norm=6.0)
+    with pytest.raises(ValueError, match="strict=True, but the DaskData was validated with strict=False"):
+        Problem.from_arrays(clipped, None, **keywords, strict=True)
+    checked = DaskData.from_array(on_cluster(X), y, data_norm=6.0, strict=True, client=client)  # no row above 6
+    assert Problem.from_arrays(checked, None, **keywords, strict=False).data is checked
+    assert Problem.from_arrays(checked, None, **keywords, strict=True).data is checked
+
+
 # ---------------------------------------------------------------------- Poisson batches across blocks
 
 
