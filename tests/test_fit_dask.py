@@ -186,6 +186,20 @@ def test_labels_read_from_a_dask_y_void_the_certificate_as_in_memory(client, arr
     assert fitted.privacy_report_.epsilon == np.inf
 
 
+TARGET_TYPES = {"continuous": lambda y: np.where(y > 0, 0.5, 1.5),  # two values, but not class labels
+                "missing": lambda y: np.where(np.arange(N) == 1000, np.nan, y)}
+
+
+@pytest.mark.parametrize("change", TARGET_TYPES.values(), ids=TARGET_TYPES.keys())
+def test_labels_read_from_a_dask_y_get_the_in_memory_target_check(client, arrays, change):
+    X, y = arrays[0], change(arrays[1])
+    with pytest.raises(ValueError) as in_memory:
+        PrivateLogisticRegression().fit(X, y)
+    with pytest.raises(ValueError) as on_dask:
+        PrivateLogisticRegression().fit(*on_cluster(X, y))
+    assert str(on_dask.value) == str(in_memory.value)
+
+
 def test_labels_outside_the_declared_classes_are_named(client, arrays):
     X, y = arrays
     with pytest.raises(ValueError, match=r"y holds labels outside classes=\[-1, 0\]: \[1\.0\]"):

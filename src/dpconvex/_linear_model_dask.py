@@ -109,13 +109,18 @@ def _is_number(value) -> bool:
 def dask_label_set(y, declared: NDArray | None) -> tuple[NDArray, bool]:
     """The sorted label set and whether it was read from ``y``: ``declared`` (checked against ``y``) or ``y``'s labels.
 
-    Raises ``ValueError`` for labels of ``y`` outside ``declared`` (the first five found) or a
-    ``y`` with a single class when nothing was declared.
+    Raises ``ValueError`` for labels of ``y`` outside ``declared`` (the first five found), or, when
+    nothing was declared, for labels scikit-learn's ``check_classification_targets`` refuses (as
+    in memory: NaN, continuous values) or a single class.
     """
     import dask.array as da
+    from sklearn.utils.multiclass import check_classification_targets
 
     if declared is None:
-        classes = np.unique(da.unique(y).compute())
+        labels = da.unique(y).compute()  # the target type depends only on the distinct labels
+        with np.errstate(invalid="ignore"):  # NaN cast to int while sklearn finds it (it then raises)
+            check_classification_targets(labels)
+        classes = np.unique(labels)
         if classes.size < 2:
             raise ValueError(f"y holds a single class ({classes.tolist()!r}); a classifier needs two or more: "
                              "declare the label set with classes=[...] (a declared class may be absent from y).")
