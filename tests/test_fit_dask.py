@@ -200,6 +200,27 @@ def test_labels_read_from_a_dask_y_get_the_in_memory_target_check(client, arrays
     assert str(on_dask.value) == str(in_memory.value)
 
 
+@pytest.mark.parametrize("value", [np.nan, -np.inf])
+def test_data_norm_from_data_names_a_nonfinite_value_as_the_validation_does(client, arrays, value):
+    X, y = arrays[0].copy(), arrays[1]
+    X[1000, 2] = value  # block 2 (rows 700-1049)
+    message = r"X must contain only finite values \(no NaN or inf\); block 2 has one at row 1000 \(row 300 of the block\), column 2\.$"
+    with pytest.raises(ValueError, match=message):
+        PrivateLogisticRegression(classes=[-1, 1]).fit(*on_cluster(X, y))
+    with pytest.raises(ValueError, match=message):
+        PrivateLogisticRegression(classes=[-1, 1], data_norm="from_data").fit(*on_cluster(X, y))
+
+
+def test_data_norm_from_data_is_the_largest_row_norm_as_in_memory(client, arrays):
+    X, y = arrays
+    with pytest.warns(Warning, match="data_norm='from_data' read the norm bound"):
+        expected = PrivateLogisticRegression(classes=[-1, 1], data_norm="from_data", random_state=2).fit(X, y)
+        fitted = PrivateLogisticRegression(classes=[-1, 1], data_norm="from_data", random_state=2).fit(
+            *on_cluster(X, y))
+    assert fitted.privacy_report_.to_dict() == expected.privacy_report_.to_dict()
+    np.testing.assert_allclose(fitted.coef_, expected.coef_, rtol=RTOL, atol=ATOL)
+
+
 def test_labels_outside_the_declared_classes_are_named(client, arrays):
     X, y = arrays
     with pytest.raises(ValueError, match=r"y holds labels outside classes=\[-1, 0\]: \[1\.0\]"):

@@ -139,10 +139,24 @@ def dask_encoded_labels(y, classes: NDArray) -> object:
 
 
 def dask_largest_row_norm(X) -> float:
-    """max ‖xᵢ‖₂ over the rows (for ``data_norm="from_data"``, which voids the guarantee)."""
-    import dask.array as da
+    """max ‖xᵢ‖₂ over the rows (for ``data_norm="from_data"``, which voids the guarantee), one task per row block.
 
-    return float(da.sqrt((X * X).sum(axis=1)).max().compute())
+    Raises ``ValueError`` for a NaN/inf, naming its block, row and column as the blockwise
+    validation does (:func:`dpconvex._data_dask_blocks.nonfinite_message`).
+    """
+    import dask
+
+    from . import _data_dask_blocks as blocks
+
+    if X.numblocks[1] > 1:
+        X = X.rechunk({1: -1})
+    results = dask.compute(*[dask.delayed(blocks.largest_row_norm)(block) for block in X.to_delayed()[:, 0]])
+    offsets = np.concatenate(([0], np.cumsum(X.chunks[0])))
+    for index, (_, nonfinite) in enumerate(results):
+        if nonfinite is not None:
+            raise ValueError(blocks.nonfinite_message(nonfinite, index, int(offsets[index]),
+                                                      [str(column) for column in range(X.shape[1])]))
+    return max(largest for largest, _ in results)
 
 
 def dask_data(X, y, *, data_norm: float, label_bound: float | None, fit_intercept: bool, strict: bool):
