@@ -112,6 +112,30 @@ def test_estimator_fit_on_dask_equals_the_in_memory_fit(client, arrays, estimato
     assert fitted.n_features_in_ == D and np.isfinite(fitted.privacy_report_.epsilon)
 
 
+def test_an_out_of_core_estimator_fit_equals_the_in_memory_fit(client, arrays, monkeypatch):
+    """persist=False (the cluster "lacks" the memory): every call reads the blocks from their source again."""
+    import dpconvex.data_dask as module
+
+    X, y = arrays
+    monkeypatch.setattr(module, "fits_in_cluster_memory", lambda client, nbytes: False)
+    built, from_array = [], DaskData.from_array.__func__
+
+    def recorded(cls, *args, **kwargs):
+        built.append(from_array(cls, *args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(DaskData, "from_array", classmethod(recorded))
+    estimator = PrivateLogisticRegression(classes=[-1, 1], fit_intercept=True, method="noisy_sgd", epochs=1,
+                                          random_state=3)  # Poisson batches: each step reads a few rows per block
+    expected = estimator.fit(X, y)
+    coef, intercept, report = expected.coef_.copy(), expected.intercept_, expected.privacy_report_.to_dict()
+    fitted = estimator.fit(*on_cluster(X, y))
+    assert len(built) == 1 and not built[0].persisted
+    np.testing.assert_allclose(fitted.coef_, coef, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(fitted.intercept_, intercept, rtol=RTOL, atol=ATOL)
+    assert fitted.privacy_report_.to_dict() == report
+
+
 def test_a_regressors_dask_targets_never_reach_the_client(client, arrays, monkeypatch):
     """``np.asarray`` of a dask array (``Array.__array__``) gathers it on the client: it must not happen in fit."""
     X, y = arrays[0], targets(arrays[0], "real")
