@@ -4,7 +4,8 @@
   client from the same generator, and the gradient sums differ only by floating-point reassociation
   (partial sums per block, added in block order): rtol 1e-9 after hundreds of steps.  The
   certificate depends only on n, d and the declarations, so it is identical (compared as dicts).
-* Poisson batches across blocks: counted by the data access itself, with one-hot block features.
+* Poisson batches (drawn on the client, as in memory) split across blocks: counted by the data access
+  itself, with one-hot block features.
 * A worker killed mid-fit: the task is retried and the model is the in-memory one.
 * An in-memory-only method handed a Dask collection: a ValueError naming the methods that can.
 """
@@ -334,13 +335,16 @@ def test_a_daskdata_clipped_under_strict_false_is_refused_by_strict_true(client,
 # ---------------------------------------------------------------------- Poisson batches across blocks
 
 
-def test_poisson_batches_have_the_binomial_law_in_every_block(client):
-    """Each block's count over T steps is Binomial(T·n_b, q); each step's total is Binomial(n, q).
+def test_poisson_batches_split_across_blocks_keep_the_binomial_law_in_every_block(client):
+    """The rows each block sums over T steps are Binomial(T·n_b, q); each step's total is Binomial(n, q).
 
-    Features are the one-hot block index, targets −1: the squared loss's gradient at w = 0 is
-    −y·x = x, so each gradient sum counts the batch's rows per block (the counts the blocks report).
-    Two-sided z-tests per block and a chi-square test of the step sizes' dispersion, each at
-    level 1e-5 (Bonferroni over 8 tests: false-failure rate < 1e-4).
+    The memberships are not drawn per block: as in a fit, they are drawn on the client from one
+    generator by the mechanism's own ``_poisson_batches`` (global row indices), and DaskData splits
+    each batch by block.  The test checks that split against the law of the draw: no row lost,
+    duplicated or moved to another block.  Features are the one-hot block index, targets −1: the
+    squared loss's gradient at w = 0 is −y·x = x, so each gradient sum counts the batch's rows per
+    block, as the blocks sum them.  Two-sided z-tests per block and a chi-square test of the step
+    sizes' dispersion, each at level 1e-5 (Bonferroni over 8 tests: false-failure rate < 1e-4).
     """
     n, q, steps = 2400, 0.02, 400
     sizes = [350] * 6 + [300]
