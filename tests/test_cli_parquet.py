@@ -85,6 +85,13 @@ def test_bad_parquet_arguments_are_refused_naming_them(table, capsys, arguments,
     assert re.search(message, capsys.readouterr().err)
 
 
+def test_a_held_out_fraction_is_refused_with_parquet(table, capsys):
+    """No split of a Parquet directory is drawn: a --test-size other than the default is refused, not ignored."""
+    directory, schema_path, _ = table
+    assert main(["train", "--parquet", str(directory), "--schema", str(schema_path), "--test-size", "0.3"]) == 2
+    assert "--test-size applies to --csv only: with --parquet every row is trained on" in capsys.readouterr().err
+
+
 def test_scheduler_without_parquet_is_refused(capsys):
     assert main(["train", "--scheduler", "tcp://127.0.0.1:1"]) == 2
     assert "--scheduler applies to --parquet only" in capsys.readouterr().err
