@@ -47,40 +47,8 @@ With no worker left at all, a call waits for one to join, as every Dask computat
 
 Benchmark
 ---------
-``experiments/bench_dask.py``: 4.9M × 120 float64 generated rows (4.7 GB) in 38 blocks of 131,072
-rows, logistic loss clipped at 0.5; LocalCluster of 2 worker processes × 1 thread against NumPy in
-the client process with 2 BLAS threads, on 2 cores shared with other jobs (load average 3–5);
-medians of two runs (each: 200 Poisson calls and 10 full passes), NumPy and DaskData interleaved
-call by call so that both see the same load:
-
-=====================  ==============  =========  ===========  =========
-access                 Poisson b ≈ √n  rows/s     full data    rows/s
-=====================  ==============  =========  ===========  =========
-NumPy in memory        0.75 ms         2.9e6      1.31 s       3.7e6
-DaskData (futures)     32–35 ms        6.6e4      1.57 s       3.1e6
-dask.array reductions  244–301 ms      8e3        5.2–9.4 s    5e5–9e5
-prefetch prototype     7.2 ms / step   3.0e5      —            —
-=====================  ==============  =========  ===========  =========
-
-* Full passes (noisy GD): 0.83× the in-memory rows/s (both runs), inside the issue's goal (≥ 0.7×).
-* Futures against dask.array: a dask.array call builds and optimises a new graph over every block
-  each call; futures on the persisted blocks cost 8× less per Poisson step and 3–6× less
-  per pass, so DaskData uses futures.  Grouping the blocks into one task per worker thread instead of
-  one per block: 0.27 s instead of 0.41 s per pass over 1M rows in 39 blocks (measured ad hoc).
-* Building: ``from_array`` (generate, check, clip, fingerprint on the workers) 34 s against 22 s
-  to generate the in-memory copy; each worker then holds 19 blocks in 2.7 GB (2.35 GB of data).
-* Poisson batches of √n ≈ 2,200 rows: 0.02× — the 0.7× goal is out of reach for any design with
-  one cluster round trip per step.  The in-memory step costs 0.75 ms; one round trip (client →
-  scheduler → workers → client) costs ≥ 10 ms here even for an empty task (measured ad hoc).
-* What would fix it: a step's batch and noise do not depend on θ, so both can be drawn S steps
-  ahead (from separate streams derived from the mechanism's seed sequence: same law, same
-  certificate).  Fetching the rows of S = 50 batches in one round and stepping in memory (the
-  prototype) gets 7.2 ms per step, bounded by shipping ~2 MB of rows per step.  Running the S
-  steps on the workers — one long-lived task per worker iterating, exchanging only the d-vector
-  partial sums per step worker to worker (an all-reduce) — would cost the local work on b/W rows
-  plus one all-reduce of d numbers per step; that is the design that can approach in-memory speed
-  for small batches (not built or measured here).  On one machine whose memory holds the data, the
-  in-memory backend is the right one; DaskData is for data that does not fit.
+Why futures, what a pass and a Poisson step cost, and what would make small batches fast: the
+section *Design measurements* of ``docs/scale-out.md``; ``dpconvex bench scale`` measures the rest.
 """
 
 from __future__ import annotations
