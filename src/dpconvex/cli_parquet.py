@@ -130,7 +130,7 @@ def train_parquet(args: argparse.Namespace, model_class: type) -> dict:
     ----------
     args : argparse.Namespace
         The ``train`` options (``parquet``, ``scheduler``, ``target``, ``schema``, ``positive``,
-        ``epsilon``, ``delta``, ``method``, ``seed``, ``model``, ``json``); ``--test-size`` other
+        ``epsilon``, ``delta``, ``method``, ``iterations``, ``epochs``, ``seed``, ``model``, ``json``); ``--test-size`` other
         than its default is refused (no held-out split of a Parquet directory; the default, given
         explicitly, cannot be told apart from its absence).
     model_class : type
@@ -143,7 +143,7 @@ def train_parquet(args: argparse.Namespace, model_class: type) -> dict:
     """
     import dask.dataframe as dd
 
-    from .cli import build_parser
+    from .cli import build_parser, trainer_keywords
 
     if args.csv:
         raise ValueError("give --csv or --parquet, not both.")
@@ -155,7 +155,7 @@ def train_parquet(args: argparse.Namespace, model_class: type) -> dict:
         frame = dd.read_parquet(args.parquet)
         X, y, classes, label_set = _features_and_labels(frame, args)
         model = model_class(epsilon=args.epsilon, delta=args.delta, random_state=args.seed, classes=classes,
-                            **({} if args.method is None else {"method": args.method}))
+                            **trainer_keywords(args))
         with warnings.catch_warnings():
             warnings.simplefilter("default")  # the PrivacyLeakWarnings reach stderr, once each
             model.fit(X, y)
