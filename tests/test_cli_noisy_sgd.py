@@ -111,3 +111,19 @@ def test_train_with_the_new_methods(capsys, method):
     if method == "auto":
         assert any("method='auto' (epsilon=0.5, delta=1e-08) chose noisy_sgd" in note
                    for note in payload["certificate"]["notes"])
+
+
+@pytest.mark.skipif(not Path(__file__).parents[2].joinpath("shared/data/adult").exists(),
+                    reason="needs ../shared/data/adult")
+def test_train_epochs_reach_the_trainer_and_a_mismatch_is_refused(capsys):
+    """--epochs sets noisy_sgd's passes (its certificate counts epochs · n / batch steps); on a method that does
+    not read it, the estimator's own error names the methods that do."""
+    code, out = run(capsys, "train", "--method", "noisy_sgd", "--epochs", "2", "--epsilon", "0.5", "--seed", "0",
+                    "--json")
+    one = json.loads(out.out)["certificate"]
+    code_one, out = run(capsys, "train", "--method", "noisy_sgd", "--epochs", "1", "--epsilon", "0.5", "--seed", "0",
+                        "--json")
+    assert code == code_one == 0
+    assert one["iterations"] == 2 * json.loads(out.out)["certificate"]["iterations"]
+    code, out = run(capsys, "train", "--method", "noisy_gd", "--epochs", "2")
+    assert code == 2 and "'epochs' parameter applies to method in" in out.err and "not 'noisy_gd'" in out.err

@@ -46,9 +46,9 @@ def run(capsys, *arguments) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def in_memory_certificate(frame: pd.DataFrame, schema: TabularSchema) -> dict:
+def in_memory_certificate(frame: pd.DataFrame, schema: TabularSchema, **options) -> dict:
     X, y = encode(frame, schema, 1.0), encode_labels(frame["label"], schema)
-    fitted = PrivateLogisticRegression(epsilon=1.0, delta=1e-8, classes=[-1, 1], random_state=3).fit(X, y)
+    fitted = PrivateLogisticRegression(epsilon=1.0, delta=1e-8, classes=[-1, 1], random_state=3, **options).fit(X, y)
     return fitted.privacy_report_.to_dict()
 
 
@@ -85,6 +85,13 @@ def test_bad_parquet_arguments_are_refused_naming_them(table, capsys, arguments,
     assert re.search(message, capsys.readouterr().err)
 
 
+def test_a_held_out_fraction_is_refused_with_parquet(table, capsys):
+    """No split of a Parquet directory is drawn: a --test-size other than the default is refused, not ignored."""
+    directory, schema_path, _ = table
+    assert main(["train", "--parquet", str(directory), "--schema", str(schema_path), "--test-size", "0.3"]) == 2
+    assert "--test-size applies to --csv only: with --parquet every row is trained on" in capsys.readouterr().err
+
+
 def test_scheduler_without_parquet_is_refused(capsys):
     assert main(["train", "--scheduler", "tcp://127.0.0.1:1"]) == 2
     assert "--scheduler applies to --parquet only" in capsys.readouterr().err
@@ -119,3 +126,21 @@ def test_positive_with_a_numeric_target_is_refused(table, capsys, tmp_path):
         numeric / "all.parquet")
     assert main(["train", "--parquet", str(numeric), "--target", "label", "--positive", "1"]) == 2
     assert "--positive compares label texts, but the target 'label' is numeric" in capsys.readouterr().err
+
+
+def test_noisy_gd_with_set_iterations_certifies_as_in_memory(table, capsys):
+    """--method noisy_gd --iterations 4 (one pass over the table per iteration): the in-memory certificate."""
+    directory, schema_path, frame = table
+    payload = run(capsys, "--parquet", str(directory), "--schema", str(schema_path), "--method", "noisy_gd",
+                  "--iterations", "4")
+    expected = in_memory_certificate(frame, TabularSchema.from_dict(SCHEMA), method="noisy_gd", iterations=4)
+    certificate = payload["certificate"]
+    assert certificate["iterations"] == 4 and certificate["mechanism"] == expected["mechanism"]
+    assert {key: value for key, value in certificate.items() if key != "notes"} == \
+           {key: value for key, value in expected.items() if key != "notes"}
+
+
+def test_iterations_with_a_method_that_does_not_read_them_is_refused(table, capsys):
+    directory, schema_path, _ = table
+    assert main(["train", "--parquet", str(directory), "--schema", str(schema_path), "--iterations", "4"]) == 2
+    assert "'iterations' parameter applies to method in ['noisy_gd'], not 'auto'" in capsys.readouterr().err

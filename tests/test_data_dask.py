@@ -172,6 +172,25 @@ def test_shape_attributes(stored):
     assert (data.n, data.n_features, data.n_blocks) == (N, D, 8)
 
 
+@pytest.mark.parametrize("name", ["client", "n", "n_features", "n_blocks", "persisted", "norm_bound", "label_bound",
+                                  "strict"])
+def test_what_was_validated_is_read_only(stored, name):
+    data = stored["binary"]
+    before = getattr(data, name)
+    with pytest.raises(AttributeError):
+        setattr(data, name, 10.0)
+    assert getattr(data, name) == before
+
+
+def test_the_validation_is_recorded(client, arrays):
+    X, labels = arrays
+    data = DaskData.from_array(da.from_array(X, chunks=(CHUNK, D)), labels["binary"], data_norm=DATA_NORM,
+                               label_bound=2.0, strict=True, constant_column=3.0, client=client)
+    assert (data.norm_bound, data.label_bound, data.strict, data.n_features) == (5.0, 2.0, True, D + 1)
+    permuted = data.permuted(np.arange(N)[::-1])
+    assert (permuted.norm_bound, permuted.label_bound, permuted.strict) == (5.0, 2.0, True)
+
+
 def test_dataframe_partitions_are_blocks(client, arrays):
     X, labels = arrays
     frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(D)]).assign(label=labels["binary"])

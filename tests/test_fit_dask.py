@@ -4,17 +4,20 @@
   client from the same generator, and the gradient sums differ only by floating-point reassociation
   (partial sums per block, added in block order): rtol 1e-9 after hundreds of steps.  The
   certificate depends only on n, d and the declarations, so it is identical (compared as dicts).
-* Poisson batches across blocks: counted by the data access itself, with one-hot block features.
+* Poisson batches (drawn on the client, as in memory) split across blocks: counted by the data access
+  itself, with one-hot block features.
 * A worker killed mid-fit: the task is retried and the model is the in-memory one.
 * An in-memory-only method handed a Dask collection: a ValueError naming the methods that can.
 """
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 
 import cloudpickle
+import dask
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
@@ -26,7 +29,8 @@ from sklearn.pipeline import make_pipeline
 
 from dpconvex.data_dask import DaskData
 from dpconvex.datasets import TabularSchema
-from dpconvex.estimators import PrivateHuberSVC, PrivateLogisticRegression, PrivateRidge
+from dpconvex.estimators import (PrivateHuberSVC, PrivateLADRegressor, PrivateLinearSVC, PrivateLogisticRegression,
+                                 PrivateRidge)
 from dpconvex.losses import HingeLoss, LogisticLoss, SquaredLoss
 from dpconvex.mechanisms import auto, noisy_gd, noisy_sgd, rsgd_ar
 from dpconvex.mechanisms.noisy_sgd import _poisson_batches
@@ -109,6 +113,63 @@ def test_estimator_fit_on_dask_equals_the_in_memory_fit(client, arrays, estimato
     assert fitted.n_features_in_ == D and np.isfinite(fitted.privacy_report_.epsilon)
 
 
+def test_an_out_of_core_estimator_fit_equals_the_in_memory_fit(client, arrays, monkeypatch):
+    """persist=False (the cluster "lacks" the memory): every call reads the blocks from their source again."""
+    import dpconvex.data_dask as module
+
+    X, y = arrays
+    monkeypatch.setattr(module, "fits_in_cluster_memory", lambda client, nbytes: False)
+    built, from_array = [], DaskData.from_array.__func__
+
+    def recorded(cls, *args, **kwargs):
+        built.append(from_array(cls, *args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(DaskData, "from_array", classmethod(recorded))
+    estimator = PrivateLogisticRegression(classes=[-1, 1], fit_intercept=True, method="noisy_sgd", epochs=1,
+                                          random_state=3)  # Poisson batches: each step reads a few rows per block
+    expected = estimator.fit(X, y)
+    coef, intercept, report = expected.coef_.copy(), expected.intercept_, expected.privacy_report_.to_dict()
+    fitted = estimator.fit(*on_cluster(X, y))
+    assert len(built) == 1 and not built[0].persisted
+    np.testing.assert_allclose(fitted.coef_, coef, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(fitted.intercept_, intercept, rtol=RTOL, atol=ATOL)
+    assert fitted.privacy_report_.to_dict() == report
+
+
+def test_a_regressors_dask_targets_never_reach_the_client(client, arrays, monkeypatch):
+    """``np.asarray`` of a dask array (``Array.__array__``) gathers it on the client: it must not happen in fit."""
+    X, y = arrays[0], targets(arrays[0], "real")
+    expected = PrivateRidge(random_state=3).fit(X, y).coef_
+
+    def gathered(self, *args, **kwargs):
+        raise AssertionError("a dask array was gathered into the client's memory")
+
+    monkeypatch.setattr(da.Array, "__array__", gathered)
+    fitted = PrivateRidge(random_state=3).fit(*on_cluster(X, y))
+    np.testing.assert_allclose(fitted.coef_, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_a_regressors_integer_and_object_targets_are_numbers_on_the_cluster(client, arrays):
+    """Targets of integer or object dtype train as their float values, as in memory."""
+    X = arrays[0]
+    numbers = np.rint(2 * targets(X, "real")).astype(int)  # integers in [-4, 4], clipped to label_bound = 1
+    for y in (numbers, (numbers / 2).astype(object)):
+        expected = PrivateRidge(random_state=3).fit(X, y).coef_
+        fitted = PrivateRidge(random_state=3).fit(*on_cluster(X, y))
+        np.testing.assert_allclose(fitted.coef_, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_a_regressors_non_numeric_dask_targets_are_refused_naming_block_and_row(client, arrays):
+    X, y = arrays[0], targets(arrays[0], "real").astype(object)
+    y[1000] = "n/a"  # block 2 (rows 700-1049)
+    with pytest.raises(ValueError, match=r"y must hold numbers .* block 2 holds 'n/a' at row 1000 \(row 300 of the "
+                                         r"block\)"):
+        PrivateRidge().fit(*on_cluster(X, y))
+    with pytest.raises(ValueError, match=r"y must hold numbers .* dtype datetime64"):
+        PrivateRidge().fit(on_cluster(X), da.from_array(np.arange(N).astype("datetime64[s]"), chunks=CHUNK))
+
+
 def test_dask_dataframe_keeps_feature_names_and_equals_the_pandas_fit(client, arrays):
     X, y = arrays
     frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(D)])
@@ -150,6 +211,41 @@ def test_labels_read_from_a_dask_y_void_the_certificate_as_in_memory(client, arr
     assert fitted.privacy_report_.epsilon == np.inf
 
 
+TARGET_TYPES = {"continuous": lambda y: np.where(y > 0, 0.5, 1.5),  # two values, but not class labels
+                "missing": lambda y: np.where(np.arange(N) == 1000, np.nan, y)}
+
+
+@pytest.mark.parametrize("change", TARGET_TYPES.values(), ids=TARGET_TYPES.keys())
+def test_labels_read_from_a_dask_y_get_the_in_memory_target_check(client, arrays, change):
+    X, y = arrays[0], change(arrays[1])
+    with pytest.raises(ValueError) as in_memory:
+        PrivateLogisticRegression().fit(X, y)
+    with pytest.raises(ValueError) as on_dask:
+        PrivateLogisticRegression().fit(*on_cluster(X, y))
+    assert str(on_dask.value) == str(in_memory.value)
+
+
+@pytest.mark.parametrize("value", [np.nan, -np.inf])
+def test_data_norm_from_data_names_a_nonfinite_value_as_the_validation_does(client, arrays, value):
+    X, y = arrays[0].copy(), arrays[1]
+    X[1000, 2] = value  # block 2 (rows 700-1049)
+    message = r"X must contain only finite values \(no NaN or inf\); block 2 has one at row 1000 \(row 300 of the block\), column 2\.$"
+    with pytest.raises(ValueError, match=message):
+        PrivateLogisticRegression(classes=[-1, 1]).fit(*on_cluster(X, y))
+    with pytest.raises(ValueError, match=message):
+        PrivateLogisticRegression(classes=[-1, 1], data_norm="from_data").fit(*on_cluster(X, y))
+
+
+def test_data_norm_from_data_is_the_largest_row_norm_as_in_memory(client, arrays):
+    X, y = arrays
+    with pytest.warns(Warning, match="data_norm='from_data' read the norm bound"):
+        expected = PrivateLogisticRegression(classes=[-1, 1], data_norm="from_data", random_state=2).fit(X, y)
+        fitted = PrivateLogisticRegression(classes=[-1, 1], data_norm="from_data", random_state=2).fit(
+            *on_cluster(X, y))
+    assert fitted.privacy_report_.to_dict() == expected.privacy_report_.to_dict()
+    np.testing.assert_allclose(fitted.coef_, expected.coef_, rtol=RTOL, atol=ATOL)
+
+
 def test_labels_outside_the_declared_classes_are_named(client, arrays):
     X, y = arrays
     with pytest.raises(ValueError, match=r"y holds labels outside classes=\[-1, 0\]: \[1\.0\]"):
@@ -174,6 +270,40 @@ def test_auto_with_a_non_smooth_loss_on_dask_names_the_methods(client, arrays):
         auto(*on_cluster(X, y), loss=HingeLoss(), epsilon=1.0, delta=1e-6)
 
 
+def unread(what: str, shape: tuple[int, ...]):
+    """A dask array whose every read raises ``KeyError(what)``: a refusal that comes first leaves it unread."""
+    return da.from_delayed(dask.delayed(operator.getitem)({}, what), shape=shape, dtype=float)
+
+
+def unread_frame():
+    """A dask DataFrame (unknown partition lengths) whose every read raises ``KeyError``."""
+    meta = pd.DataFrame({f"f{i}": np.empty(0) for i in range(D)})
+    return dd.from_delayed([dask.delayed(operator.getitem)({}, "the frame was read")], meta=meta, verify_meta=False)
+
+
+IN_MEMORY_ONLY = r"method='{}' reads its data in memory \(NumPy\) only and cannot train on a dask collection"
+REFUSED_UNREAD = {
+    "rsgd_ar": (lambda X, y: rsgd_ar(X, y, **DECLARATIONS, l2_regularization=1e-2), "rsgd_ar"),
+    "auto, hinge loss": (lambda X, y: auto(X, y, loss=HingeLoss(), epsilon=1.0, delta=1e-6), "sco_noisy_sgd"),
+    "estimator, rsgd_ar": (lambda X, y: PrivateLogisticRegression(method="rsgd_ar").fit(X, y), "rsgd_ar"),
+    "estimator, from_data": (lambda X, y: PrivateLogisticRegression(method="pnsgd", data_norm="from_data",
+                                                                    classes=[-1, 1]).fit(X, y), "pnsgd"),
+    "linear svc, auto": (lambda X, y: PrivateLinearSVC().fit(X, y), "sco_noisy_sgd"),
+    "lad, auto": (lambda X, y: PrivateLADRegressor().fit(X, y), "sco_noisy_sgd"),
+}
+
+
+@pytest.mark.parametrize("train, method", REFUSED_UNREAD.values(), ids=REFUSED_UNREAD.keys())
+def test_an_in_memory_only_method_is_refused_before_the_data_are_read(client, train, method):
+    with pytest.raises(ValueError, match=IN_MEMORY_ONLY.format(method)):
+        train(unread("X was read", (N, D)), unread("y was read", (N,)))
+
+
+def test_an_estimator_refuses_an_in_memory_only_method_before_reading_a_dataframe(client):
+    with pytest.raises(ValueError, match=IN_MEMORY_ONLY.format("outpert_gd")):
+        PrivateLogisticRegression(method="outpert_gd").fit(unread_frame(), unread("y was read", (N,)))
+
+
 def test_a_daskdata_declared_below_its_validated_bound_is_refused(client, arrays):
     X, y = arrays
     data = DaskData.from_array(on_cluster(X), y, data_norm=2.0, client=client)
@@ -182,16 +312,39 @@ def test_a_daskdata_declared_below_its_validated_bound_is_refused(client, arrays
                             data_norm=1.0)
 
 
+def test_labels_given_again_with_a_daskdata_are_refused_naming_y(client, arrays):
+    X, y = arrays
+    data = DaskData.from_array(on_cluster(X), y, data_norm=2.0, client=client)
+    with pytest.raises(ValueError, match="y must be None with a DaskData"):
+        Problem.from_arrays(data, y, loss=LogisticLoss(), l2_regularization=0.1, delta=1e-6, epsilon=1.0,
+                            data_norm=2.0)
+
+
+def test_a_daskdata_clipped_under_strict_false_is_refused_by_strict_true(client, arrays):
+    """Clipped rows are not the refusal strict=True asks for; rows validated strictly meet strict=False."""
+    X, y = arrays
+    clipped = DaskData.from_array(on_cluster(X), y, data_norm=1.0, client=client)
+    keywords = dict(loss=LogisticLoss(), l2_regularization=0.1, delta=1e-6, epsilon=1.0, data_norm=6.0)
+    with pytest.raises(ValueError, match="strict=True, but the DaskData was validated with strict=False"):
+        Problem.from_arrays(clipped, None, **keywords, strict=True)
+    checked = DaskData.from_array(on_cluster(X), y, data_norm=6.0, strict=True, client=client)  # no row above 6
+    assert Problem.from_arrays(checked, None, **keywords, strict=False).data is checked
+    assert Problem.from_arrays(checked, None, **keywords, strict=True).data is checked
+
+
 # ---------------------------------------------------------------------- Poisson batches across blocks
 
 
-def test_poisson_batches_have_the_binomial_law_in_every_block(client):
-    """Each block's count over T steps is Binomial(T·n_b, q); each step's total is Binomial(n, q).
+def test_poisson_batches_split_across_blocks_keep_the_binomial_law_in_every_block(client):
+    """The rows each block sums over T steps are Binomial(T·n_b, q); each step's total is Binomial(n, q).
 
-    Features are the one-hot block index, targets −1: the squared loss's gradient at w = 0 is
-    −y·x = x, so each gradient sum counts the batch's rows per block (the counts the blocks report).
-    Two-sided z-tests per block and a chi-square test of the step sizes' dispersion, each at
-    level 1e-5 (Bonferroni over 8 tests: false-failure rate < 1e-4).
+    The memberships are not drawn per block: as in a fit, they are drawn on the client from one
+    generator by the mechanism's own ``_poisson_batches`` (global row indices), and DaskData splits
+    each batch by block.  The test checks that split against the law of the draw: no row lost,
+    duplicated or moved to another block.  Features are the one-hot block index, targets −1: the
+    squared loss's gradient at w = 0 is −y·x = x, so each gradient sum counts the batch's rows per
+    block, as the blocks sum them.  Two-sided z-tests per block and a chi-square test of the step
+    sizes' dispersion, each at level 1e-5 (Bonferroni over 8 tests: false-failure rate < 1e-4).
     """
     n, q, steps = 2400, 0.02, 400
     sizes = [350] * 6 + [300]

@@ -105,6 +105,22 @@ def test_a_non_smooth_loss_is_accepted_when_the_mechanism_allows_it():
     assert problem.loss.name == "hinge"
 
 
+class _SaysDask(np.ndarray):
+    """An in-memory array whose class happens to carry ``backend = "dask"`` (as DaskData's does)."""
+
+    backend = "dask"
+
+
+def test_only_a_daskdata_skips_validation_not_whatever_says_dask():
+    """from_arrays trusts the validation of a DaskData instance only, not of anything with a ``backend`` attribute."""
+    X, y = _data()
+    X[0] *= 10.0  # above data_norm = 1: clipping is the sign that the rows were validated here
+    with pytest.warns(PrivacyLeakWarning, match="1 of 30 rows"):
+        problem = Problem.from_arrays(X.view(_SaysDask), y, **COMMON)
+    assert isinstance(problem.data, InMemoryData)
+    assert np.linalg.norm(problem.data.X[0]) == pytest.approx(1.0)
+
+
 def test_the_data_are_validated_once(monkeypatch):
     calls = []
     original = problem_module.check_training_data

@@ -1,9 +1,9 @@
 """Blocks of :mod:`dpconvex.data_dask`: one validated row block, the functions run on it, and its report.
 
-Every function but :func:`read_reports` runs inside a Dask task on the worker that holds the
-block and returns only small things to the client: a :class:`BlockReport` once, then one gradient
-or loss sum per call.  :func:`read_reports` runs on the client and turns the reports into the
-errors and the warning of the blockwise checks.
+Every function but :func:`read_reports` and :func:`nonfinite_message` runs inside a Dask task on
+the worker that holds the block and returns only small things to the client: a :class:`BlockReport`
+once, then one gradient or loss sum per call.  :func:`read_reports` runs on the client and turns
+the reports into the errors and the warning of the blockwise checks.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from ._validation import enforce_label_bound, enforce_norm_bound
 from .exceptions import PrivacyLeakWarning
 from .losses import Loss, row_norms
 
-__all__ = ["Block", "BlockReport", "array_block", "frame_block", "block_report", "gradient_sum", "loss_sum", "group_sums",
-           "block_label_error",
-           "read_reports"]
+__all__ = ["Block", "BlockReport", "array_block", "frame_block", "largest_row_norm", "block_report", "gradient_sum",
+           "loss_sum", "group_sums", "block_label_error", "read_reports", "nonfinite_message"]
 
 #: Rows of a block a task reads: all of them (None), a contiguous range, or sorted local indices.
 LocalRows = None | slice | NDArray[np.int64]
@@ -131,6 +130,14 @@ def frame_block(partition, features: list, label, data_norm: float, label_bound:
                        data_norm, label_bound)
 
 
+def largest_row_norm(features: NDArray) -> tuple[float, tuple[str, int, int] | None]:
+    """(max ‖xᵢ‖₂ over a block of X, 0 if it is empty; its first NaN/inf as in :class:`BlockReport`, or None)."""
+    features = np.asarray(features, dtype=float)
+    nonfinite = _first_nonfinite(features, np.empty(0))
+    largest = 0.0 if nonfinite is not None or features.shape[0] == 0 else float(row_norms(features).max())
+    return largest, nonfinite
+
+
 def block_report(block: Block) -> BlockReport:
     """The block's report (the only part of a block that travels to the client)."""
     return block.report
@@ -206,16 +213,21 @@ def read_reports(reports: list[BlockReport], column_names: list[str], data_norm:
                          f"{len(column_names)}).")
     for index, report in enumerate(reports):
         if report.nonfinite is not None:
-            name, row, column = report.nonfinite
-            where = f"column {column_names[column]}" if name == "X" else "the label"
-            raise ValueError(f"{name} must contain only finite values (no NaN or inf); block {index} has one at "
-                             f"row {offsets[index] + row} (row {row} of the block), {where}.")
+            raise ValueError(nonfinite_message(report.nonfinite, index, int(offsets[index]), column_names))
     _report_clipping(reports, offsets, "rows have L2 norm above", f"data_norm={data_norm:g}",
                      "rows_over_norm", "largest_norm", "largest_norm_row", "||x||_2 <= data_norm", strict)
     if label_bound is not None:
         _report_clipping(reports, offsets, "targets have |y| above", f"label_bound={label_bound:g}",
                          "labels_over_bound", "largest_label", "largest_label_row", "|y| <= label_bound", strict)
     return offsets
+
+
+def nonfinite_message(nonfinite: tuple[str, int, int], index: int, offset: int, column_names: list[str]) -> str:
+    """The error for a NaN/inf at ``nonfinite`` (as in :class:`BlockReport`) of block ``index``, whose first row is ``offset``."""
+    name, row, column = nonfinite
+    where = f"column {column_names[column]}" if name == "X" else "the label"
+    return (f"{name} must contain only finite values (no NaN or inf); block {index} has one at row {offset + row} "
+            f"(row {row} of the block), {where}.")
 
 
 def _report_clipping(reports: list, offsets: NDArray[np.int64], what: str, bound: str, count: str, largest: str,

@@ -26,7 +26,7 @@ from .mechanisms import METHODS, REGISTRY
 from .mechanisms._keywords import require_backend
 from .problem import Problem
 from ._linear_model_dask import (dask_data, dask_encoded_labels, dask_features, dask_label_set,
-                                 dask_largest_row_norm, dask_targets, encode_labels)
+                                 dask_largest_row_norm, dask_real_targets, dask_targets, encode_labels)
 
 __all__ = ["DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS", "OPTIMISER_OPTIONS",
            "FIXED_METHOD_L2", "COMMON_CONSTRAINTS", "CLASSES_RULES", "PrivateLinearModel", "PrivateClassifier"]
@@ -95,22 +95,27 @@ class PrivateLinearModel(BaseEstimator):
     def _validated(self, X, y, **check) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
         """Validate the parameters and the data once: (X as float64, y, the input's own leak reasons).
 
-        A dask array or DataFrame X stays a dask array (checked block by block when the mechanism's
-        data are built, :mod:`dpconvex._linear_model_dask`), and so does y.
+        With ``y_numeric=True`` (regressors) y comes back as float64.  A dask array or DataFrame X
+        stays a dask array (checked block by block when the mechanism's data are built,
+        :mod:`dpconvex._linear_model_dask`), and so does y: its conversion to float runs on the cluster.
         """
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         leaks = input_leaks(X)  # e.g. a data-dependent PublicSchemaTransformer's output
         if is_dask_collection(X):
+            # before any pass over the data (even a DataFrame's partition lengths); a classifier's K-class
+            # loss is smooth exactly when its binary loss is
+            require_backend(self.method, X, self._loss())
             X, names = dask_features(X)
             self.n_features_in_ = X.shape[1]
             if names is not None and all(isinstance(name, str) for name in names):
                 self.feature_names_in_ = np.asarray(names, dtype=object)
             elif hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_
-            return X, dask_targets(y, X), leaks
+            y = dask_targets(y, X)
+            return X, dask_real_targets(y) if check.get("y_numeric") else y, leaks
         check_frame(X)
         X, y = validate_data(self, X, y, ensure_min_samples=2, **check)
-        return np.asarray(X, dtype=float), y, leaks
+        return np.asarray(X, dtype=float), np.asarray(y, dtype=float) if check.get("y_numeric") else y, leaks
 
     def _fit_private(self, X: np.ndarray, y: np.ndarray, loss: Loss, leaks: tuple[str, ...] = ()) -> None:
         """Train ``loss`` on validated X, y; ``leaks`` name data-dependent choices the caller made (each voids the guarantee).
@@ -158,7 +163,6 @@ class PrivateLinearModel(BaseEstimator):
             label_bound=self._label_bound(), constraint=constraint, strict=self.strict,
             require_smooth=spec.requires_smooth,
         )
-        require_backend(self.method, problem)
         plan = spec.plan(problem, **options)
         for reason in leaks:  # after the checks that raise: a refused fit releases nothing
             warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",

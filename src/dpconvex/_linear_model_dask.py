@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["encode_labels", "dask_features", "dask_targets", "dask_label_set", "dask_encoded_labels",
-           "dask_largest_row_norm", "dask_data"]
+__all__ = ["encode_labels", "dask_features", "dask_targets", "dask_real_targets", "dask_label_set",
+           "dask_encoded_labels", "dask_largest_row_norm", "dask_data"]
 
 
 def encode_labels(y: NDArray, classes: NDArray) -> NDArray[np.float64]:
@@ -71,16 +71,56 @@ def dask_targets(y, X) -> object:
     return y if y.chunks[0] == X.chunks[0] else y.rechunk((X.chunks[0],))
 
 
+def dask_real_targets(y) -> object:
+    """A regressor's targets ``y`` (a 1-D dask array) as float64, still on the cluster (lazy).
+
+    Numeric and boolean dtypes are cast; object and text dtypes are converted block by block on the
+    workers, as ``np.asarray(y, dtype=float)`` converts them in memory, and an entry that is not a
+    number is refused there naming its block and row (:func:`_real_block`).  Other dtypes (dates,
+    complex numbers) are refused at once.
+    """
+    if y.dtype.kind in "biuf":
+        return y.astype(float)
+    if y.dtype.kind in "OUS":
+        return y.map_blocks(_real_block, dtype=float, meta=np.empty(0))
+    raise ValueError(f"y must hold numbers (a regressor's targets); got dtype {y.dtype}: convert it to float first.")
+
+
+def _real_block(block: NDArray, block_info: dict | None = None) -> NDArray[np.float64]:
+    """One block of y as float64 (run on a worker); ``ValueError`` naming the block and row of an entry that is not a number."""
+    try:
+        return np.asarray(block, dtype=float)
+    except (TypeError, ValueError):
+        row = next(row for row, value in enumerate(block) if not _is_number(value))
+    index, start = block_info[0]["chunk-location"][0], block_info[0]["array-location"][0][0]
+    raise ValueError(f"y must hold numbers (a regressor's targets); block {index} holds {block[row]!r} at row "
+                     f"{start + row} (row {row} of the block).")
+
+
+def _is_number(value) -> bool:
+    """Whether ``float(value)`` succeeds."""
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def dask_label_set(y, declared: NDArray | None) -> tuple[NDArray, bool]:
     """The sorted label set and whether it was read from ``y``: ``declared`` (checked against ``y``) or ``y``'s labels.
 
-    Raises ``ValueError`` for labels of ``y`` outside ``declared`` (the first five found) or a
-    ``y`` with a single class when nothing was declared.
+    Raises ``ValueError`` for labels of ``y`` outside ``declared`` (the first five found), or, when
+    nothing was declared, for labels scikit-learn's ``check_classification_targets`` refuses (as
+    in memory: NaN, continuous values) or a single class.
     """
     import dask.array as da
+    from sklearn.utils.multiclass import check_classification_targets
 
     if declared is None:
-        classes = np.unique(da.unique(y).compute())
+        labels = da.unique(y).compute()  # the target type depends only on the distinct labels
+        with np.errstate(invalid="ignore"):  # NaN cast to int while sklearn finds it (it then raises)
+            check_classification_targets(labels)
+        classes = np.unique(labels)
         if classes.size < 2:
             raise ValueError(f"y holds a single class ({classes.tolist()!r}); a classifier needs two or more: "
                              "declare the label set with classes=[...] (a declared class may be absent from y).")
@@ -99,10 +139,24 @@ def dask_encoded_labels(y, classes: NDArray) -> object:
 
 
 def dask_largest_row_norm(X) -> float:
-    """max ‖xᵢ‖₂ over the rows (for ``data_norm="from_data"``, which voids the guarantee)."""
-    import dask.array as da
+    """max ‖xᵢ‖₂ over the rows (for ``data_norm="from_data"``, which voids the guarantee), one task per row block.
 
-    return float(da.sqrt((X * X).sum(axis=1)).max().compute())
+    Raises ``ValueError`` for a NaN/inf, naming its block, row and column as the blockwise
+    validation does (:func:`dpconvex._data_dask_blocks.nonfinite_message`).
+    """
+    import dask
+
+    from . import _data_dask_blocks as blocks
+
+    if X.numblocks[1] > 1:
+        X = X.rechunk({1: -1})
+    results = dask.compute(*[dask.delayed(blocks.largest_row_norm)(block) for block in X.to_delayed()[:, 0]])
+    offsets = np.concatenate(([0], np.cumsum(X.chunks[0])))
+    for index, (_, nonfinite) in enumerate(results):
+        if nonfinite is not None:
+            raise ValueError(blocks.nonfinite_message(nonfinite, index, int(offsets[index]),
+                                                      [str(column) for column in range(X.shape[1])]))
+    return max(largest for largest, _ in results)
 
 
 def dask_data(X, y, *, data_norm: float, label_bound: float | None, fit_intercept: bool, strict: bool):

@@ -298,9 +298,18 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
                         f"{' and '.join(sorted(REPRODUCTION_METHODS))} are faithful paper reproductions that score at "
                         "or below the majority class on Adult at epsilon <= 1: choosing one prints one line of "
                         "advice on stderr (use auto for accuracy with a smooth loss)")
+    p.add_argument("--iterations", type=_positive_int, help="with --method noisy_gd: its iterations (default: "
+                   "planned by theory, often thousands; with --parquet each is one pass over the table)")
+    p.add_argument("--epochs", type=_positive_int, help="with --method noisy_sgd: its passes over the data")
     p.add_argument("--seed", type=int, default=None, help="seed for a reproducible experiment (not for releases)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_run_train)
+
+
+def trainer_keywords(args: argparse.Namespace) -> dict:
+    """The estimator keywords of ``train``'s --method, --iterations and --epochs that were given (the
+    estimator refuses an option its method does not read, naming the methods that do)."""
+    return {name: getattr(args, name) for name in ("method", "iterations", "epochs") if getattr(args, name) is not None}
 
 
 def _run_train(args: argparse.Namespace) -> dict:
@@ -324,7 +333,7 @@ def _run_train(args: argparse.Namespace) -> dict:
     # The label set is public (-1/+1 for a binary schema, the schema's classes for a multi-class one): declare it.
     model = getattr(estimators, MODELS[args.model])(
         epsilon=args.epsilon, delta=args.delta, random_state=args.seed, classes=list(split.classes),
-        **({} if args.method is None else {"method": args.method}),
+        **trainer_keywords(args),
     )
     model.fit(split.X_train, split.y_train)
     certificate = model.privacy_report_.with_notes(HELD_OUT_NOTE)

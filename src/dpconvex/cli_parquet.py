@@ -130,7 +130,9 @@ def train_parquet(args: argparse.Namespace, model_class: type) -> dict:
     ----------
     args : argparse.Namespace
         The ``train`` options (``parquet``, ``scheduler``, ``target``, ``schema``, ``positive``,
-        ``epsilon``, ``delta``, ``method``, ``seed``, ``model``, ``json``).
+        ``epsilon``, ``delta``, ``method``, ``iterations``, ``epochs``, ``seed``, ``model``, ``json``); ``--test-size`` other
+        than its default is refused (no held-out split of a Parquet directory; the default, given
+        explicitly, cannot be told apart from its absence).
     model_class : type
         The estimator class of ``--model``.
 
@@ -141,13 +143,19 @@ def train_parquet(args: argparse.Namespace, model_class: type) -> dict:
     """
     import dask.dataframe as dd
 
+    from .cli import build_parser, trainer_keywords
+
     if args.csv:
         raise ValueError("give --csv or --parquet, not both.")
+    if args.test_size != build_parser().parse_args(["train"]).test_size:  # set on the command line
+        raise ValueError("--test-size applies to --csv only: with --parquet every row is trained on (no held-out "
+                         "split of a Parquet directory is drawn, so no test accuracy is reported). Drop --test-size, "
+                         "and evaluate on a separate Parquet directory of held-out rows.")
     with dask_client(args.scheduler):
         frame = dd.read_parquet(args.parquet)
         X, y, classes, label_set = _features_and_labels(frame, args)
         model = model_class(epsilon=args.epsilon, delta=args.delta, random_state=args.seed, classes=classes,
-                            **({} if args.method is None else {"method": args.method}))
+                            **trainer_keywords(args))
         with warnings.catch_warnings():
             warnings.simplefilter("default")  # the PrivacyLeakWarnings reach stderr, once each
             model.fit(X, y)

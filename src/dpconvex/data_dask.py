@@ -47,40 +47,8 @@ With no worker left at all, a call waits for one to join, as every Dask computat
 
 Benchmark
 ---------
-``experiments/bench_dask.py``: 4.9M × 120 float64 generated rows (4.7 GB) in 38 blocks of 131,072
-rows, logistic loss clipped at 0.5; LocalCluster of 2 worker processes × 1 thread against NumPy in
-the client process with 2 BLAS threads, on 2 cores shared with other jobs (load average 3–5);
-medians of two runs (each: 200 Poisson calls and 10 full passes), NumPy and DaskData interleaved
-call by call so that both see the same load:
-
-=====================  ==============  =========  ===========  =========
-access                 Poisson b ≈ √n  rows/s     full data    rows/s
-=====================  ==============  =========  ===========  =========
-NumPy in memory        0.75 ms         2.9e6      1.31 s       3.7e6
-DaskData (futures)     32–35 ms        6.6e4      1.57 s       3.1e6
-dask.array reductions  244–301 ms      8e3        5.2–9.4 s    5e5–9e5
-prefetch prototype     7.2 ms / step   3.0e5      —            —
-=====================  ==============  =========  ===========  =========
-
-* Full passes (noisy GD): 0.83× the in-memory rows/s (both runs), inside the issue's goal (≥ 0.7×).
-* Futures against dask.array: a dask.array call builds and optimises a new graph over every block
-  each call; futures on the persisted blocks cost 8× less per Poisson step and 3–6× less
-  per pass, so DaskData uses futures.  Grouping the blocks into one task per worker thread instead of
-  one per block: 0.27 s instead of 0.41 s per pass over 1M rows in 39 blocks (measured ad hoc).
-* Building: ``from_array`` (generate, check, clip, fingerprint on the workers) 34 s against 22 s
-  to generate the in-memory copy; each worker then holds 19 blocks in 2.7 GB (2.35 GB of data).
-* Poisson batches of √n ≈ 2,200 rows: 0.02× — the 0.7× goal is out of reach for any design with
-  one cluster round trip per step.  The in-memory step costs 0.75 ms; one round trip (client →
-  scheduler → workers → client) costs ≥ 10 ms here even for an empty task (measured ad hoc).
-* What would fix it: a step's batch and noise do not depend on θ, so both can be drawn S steps
-  ahead (from separate streams derived from the mechanism's seed sequence: same law, same
-  certificate).  Fetching the rows of S = 50 batches in one round and stepping in memory (the
-  prototype) gets 7.2 ms per step, bounded by shipping ~2 MB of rows per step.  Running the S
-  steps on the workers — one long-lived task per worker iterating, exchanging only the d-vector
-  partial sums per step worker to worker (an all-reduce) — would cost the local work on b/W rows
-  plus one all-reduce of d numbers per step; that is the design that can approach in-memory speed
-  for small batches (not built or measured here).  On one machine whose memory holds the data, the
-  in-memory backend is the right one; DaskData is for data that does not fit.
+Why futures, what a pass and a Poisson step cost, and what would make small batches fast: the
+section *Design measurements* of ``docs/scale-out.md``; ``dpconvex bench scale`` measures the rest.
 """
 
 from __future__ import annotations
@@ -127,44 +95,82 @@ class DaskData:
     fingerprints : ndarray of int64, shape (n_blocks,)
         Each block's CRC-32 when it was validated.
     n_features : int
-        Columns of X.
+        Columns of the rows held (with a ``constant_column``, the appended column included).
+    norm_bound : float
+        The bound every held row was validated at, ‖x‖₂ ≤ norm_bound.
+    label_bound : float or None
+        The bound every held target was validated at, |y| ≤ label_bound (None: not bounded).
+    strict : bool
+        Whether rows and targets above their bounds were refused (True) or clipped (False).
     order : ndarray of int64, shape (n,), optional
         Global row at each position, for slices of a permutation (:meth:`permuted`).
 
     Attributes
     ----------
+    client, n_features, norm_bound, label_bound, strict
+        As given (read-only, like every attribute: what was validated cannot be changed afterwards).
     n : int
         Rows.
-    n_features : int
-        Features (columns of X).
     n_blocks : int
-        Row blocks held by the workers.
+        Row blocks.
     persisted : bool
         Whether the blocks stay in the workers' memory (else each call reads them from their source).
-    norm_bound : float or None
-        The bound every held row satisfies, ‖x‖₂ ≤ norm_bound (set by :meth:`from_array` and
-        :meth:`from_dataframe`: ``data_norm``, or more with a ``constant_column``).
-    label_bound : float or None
-        The bound every held target satisfies, |y| ≤ label_bound (None: not bounded).
     """
 
     #: The data backend's name, as the registry's ``backends`` list them.
     backend = "dask"
 
     def __init__(self, client: distributed.Client, futures: list, offsets: NDArray[np.int64],
-                 fingerprints: NDArray[np.int64], n_features: int, order: NDArray[np.int64] | None = None) -> None:
-        self.client = client
+                 fingerprints: NDArray[np.int64], n_features: int, *, norm_bound: float, label_bound: float | None,
+                 strict: bool, order: NDArray[np.int64] | None = None) -> None:
+        self._client = client
         self._futures = futures
-        self.persisted = not (futures and isinstance(futures[0], Delayed))
         self._offsets = offsets
         self._fingerprints = fingerprints
+        self._n_features = int(n_features)
+        self._norm_bound, self._label_bound, self._strict = float(norm_bound), label_bound, bool(strict)
         self._order = order
         self._placement: list[tuple[str, list[int]]] | None = None
-        self.n = int(offsets[-1])
-        self.n_features = int(n_features)
-        self.n_blocks = len(futures)
-        self.norm_bound: float | None = None
-        self.label_bound: float | None = None
+
+    @property
+    def client(self) -> distributed.Client:
+        """The client whose cluster holds the blocks."""
+        return self._client
+
+    @property
+    def n(self) -> int:
+        """Rows."""
+        return int(self._offsets[-1])
+
+    @property
+    def n_features(self) -> int:
+        """Columns of the rows held."""
+        return self._n_features
+
+    @property
+    def n_blocks(self) -> int:
+        """Row blocks."""
+        return len(self._futures)
+
+    @property
+    def persisted(self) -> bool:
+        """Whether the blocks stay in the workers' memory (else each call reads them from their source)."""
+        return not (self._futures and isinstance(self._futures[0], Delayed))
+
+    @property
+    def norm_bound(self) -> float:
+        """The bound every held row was validated at, ‖x‖₂ ≤ norm_bound."""
+        return self._norm_bound
+
+    @property
+    def label_bound(self) -> float | None:
+        """The bound every held target was validated at, |y| ≤ label_bound (None: not bounded)."""
+        return self._label_bound
+
+    @property
+    def strict(self) -> bool:
+        """Whether rows and targets above their bounds were refused (True) or clipped (False) when validated."""
+        return self._strict
 
     # -- construction -------------------------------------------------------------------------
 
@@ -229,12 +235,8 @@ class DaskData:
         client = _client(client)
         if persist is None:
             persist = fits_in_cluster_memory(client, 8 * X.shape[0] * (X.shape[1] + 3))
-        data = cls._build(pieces, [str(column) for column in range(X.shape[1])],
-                          data_norm, label_bound, strict, client, persist)
-        if constant_column is not None:
-            data.n_features += 1
-            data.norm_bound = float(np.hypot(data_norm, constant_column))
-        return data
+        return cls._build(pieces, [str(column) for column in range(X.shape[1])],
+                          data_norm, label_bound, strict, client, persist, constant_column)
 
     @classmethod
     def from_dataframe(cls, frame: dd.DataFrame, label: str, *, features: list | None = None, data_norm: float,
@@ -285,12 +287,14 @@ class DaskData:
 
     @classmethod
     def _build(cls, pieces: list, column_names: list[str], data_norm: float, label_bound: float | None,
-               strict: bool, client: distributed.Client, persist: bool | None) -> DaskData:
+               strict: bool, client: distributed.Client, persist: bool | None,
+               constant_column: float | None = None) -> DaskData:
         """Validate the blocks on the workers, check their reports on the client, keep them there or at their source.
 
         Persisted: the blocks are computed once and stay in the workers' memory.  Otherwise one
         pass computes only the reports (each block is dropped once reported), and every later call
         recomputes the blocks it reads from ``pieces``; ``persist=None`` decides after that pass.
+        ``constant_column``: the one the pieces append to the rows (see :meth:`from_array`).
         """
         if persist:
             futures = client.compute(pieces)
@@ -301,9 +305,10 @@ class DaskData:
         if persist is None and fits_in_cluster_memory(client, 8 * int(offsets[-1]) * (len(column_names) + 3)):
             persist, futures = True, client.compute(pieces)
         fingerprints = np.array([report.fingerprint for report in reports], dtype=np.int64)
-        data = cls(client, futures if persist else pieces, offsets, fingerprints, len(column_names))
-        data.norm_bound, data.label_bound = float(data_norm), label_bound
-        return data
+        appended = constant_column is not None
+        return cls(client, futures if persist else pieces, offsets, fingerprints, len(column_names) + appended,
+                   norm_bound=np.hypot(data_norm, constant_column) if appended else data_norm,
+                   label_bound=label_bound, strict=strict)
 
     def permuted(self, order: NDArray) -> DaskData:
         """The same blocks read in the order ``order`` (global row at each position) by slices of ``rows``.
@@ -314,10 +319,9 @@ class DaskData:
         if (order.shape != (self.n,) or not np.issubdtype(order.dtype, np.integer)
                 or not np.array_equal(np.sort(order), np.arange(self.n))):
             raise ValueError(f"order must be a permutation of 0..{self.n - 1} (an integer array of length n = {self.n}).")
-        data = type(self)(self.client, self._futures, self._offsets, self._fingerprints, self.n_features,
-                          order.astype(np.int64))
-        data.norm_bound, data.label_bound = self.norm_bound, self.label_bound
-        return data
+        return type(self)(self.client, self._futures, self._offsets, self._fingerprints, self.n_features,
+                          norm_bound=self.norm_bound, label_bound=self.label_bound, strict=self.strict,
+                          order=order.astype(np.int64))
 
     # -- data access ------------------------------------------------------------------------------
 

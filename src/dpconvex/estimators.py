@@ -226,7 +226,7 @@ class PrivateRidge(RegressorMixin, PrivateLinearModel):
     def fit(self, X, y):
         """Fit on X (n, d) and real targets y; returns self."""
         X, y, leaks = self._validated(X, y, y_numeric=True)
-        self._fit_private(X, np.asarray(y, dtype=float), self._loss(), leaks)
+        self._fit_private(X, y, self._loss(), leaks)
         return self
 
     def predict(self, X) -> np.ndarray:
@@ -329,7 +329,7 @@ class PrivateLADRegressor(_NonSmoothModel, RegressorMixin, PrivateLinearModel):
     def fit(self, X, y):
         """Fit on X (n, d) and real targets y; returns self."""
         X, y, leaks = self._validated(X, y, y_numeric=True)
-        self._fit_private(X, np.asarray(y, dtype=float), self._loss(), leaks)
+        self._fit_private(X, y, self._loss(), leaks)
         return self
 
     def predict(self, X) -> np.ndarray:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import numbers
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
@@ -202,8 +203,9 @@ class Problem:
             array X (with y a dask array or an ndarray) is validated block by block on the cluster of
             the current ``distributed`` client and stays there
             (:meth:`~dpconvex.data_dask.DaskData.from_array`; a violation names the block and row).
-            A :class:`~dpconvex.data_dask.DaskData` (``y`` None) is used as it is, once its rows and
-            targets are known to lie within ``data_norm`` and ``label_bound``.
+            A :class:`~dpconvex.data_dask.DaskData` (``y`` must be None: it holds the labels) is used
+            as it is, once it is known to have been validated within ``data_norm`` and
+            ``label_bound`` and, if ``strict``, under ``strict=True``.
         loss, l2_regularization, constraint, data_norm, label_bound, strict
             As the attributes of the class.
         delta, epsilon, sigma : float
@@ -229,8 +231,11 @@ class Problem:
         problem = cls(DataShape(0, 0), loss, l2_regularization, constraint, data_norm, label_bound,
                       PrivacyTarget(delta, epsilon, sigma), strict)
         targets_bound = None if loss.classification else label_bound
-        if getattr(X, "backend", None) == "dask":  # a DaskData, validated when it was built
-            _check_held_bounds(X, data_norm, targets_bound)
+        if _is_dask_data(X):  # validated when it was built
+            if y is not None:
+                raise ValueError("y must be None with a DaskData: its labels are already held with its rows "
+                                 "(DaskData.from_array / from_dataframe took them).")
+            _check_held_validation(X, data_norm, targets_bound, strict)
             X.check_labels(loss)
             return dataclasses.replace(problem, data=X)
         if is_dask_collection(X):
@@ -286,15 +291,30 @@ class Problem:
                 "label_bound": self.label_bound, "l2_regularization": self.l2_regularization}
 
 
-def _check_held_bounds(data: DaskData, data_norm: float, label_bound: float | None) -> None:
-    """``ValueError`` unless the rows (targets) ``data`` holds were validated within ``data_norm`` (``label_bound``)."""
+def _is_dask_data(X: object) -> bool:
+    """Whether ``X`` is a :class:`~dpconvex.data_dask.DaskData`, told without importing Dask (an optional extra):
+    an instance exists only once its module was imported."""
+    module = sys.modules.get("dpconvex.data_dask")
+    return module is not None and isinstance(X, module.DaskData)
+
+
+def _check_held_validation(data: DaskData, data_norm: float, label_bound: float | None, strict: bool) -> None:
+    """``ValueError`` unless ``data`` was validated at least as the caller asks.
+
+    Its rows (targets) must have been validated within ``data_norm`` (``label_bound``), and, with
+    ``strict``, under ``strict=True``: rows clipped to the bound are not the refusal ``strict`` asks
+    for.  Data validated under ``strict=True`` also meet ``strict=False`` (nothing was clipped).
+    """
     # A relative 1e-12 for rounding: √(c² + c²) and √2·c may differ in their last bit.
-    if data.norm_bound is None or not data.norm_bound <= data_norm * (1 + 1e-12):
+    if not data.norm_bound <= data_norm * (1 + 1e-12):
         raise ValueError(f"data_norm={data_norm!r} is below the bound the DaskData's rows were validated at "
                          f"({data.norm_bound!r}); declare data_norm >= {data.norm_bound!r}.")
     if label_bound is not None and (data.label_bound is None or not data.label_bound <= label_bound):
         raise ValueError(f"label_bound={label_bound!r} is below the bound the DaskData's targets were validated "
                          f"at ({data.label_bound!r}); build it with label_bound <= {label_bound!r}.")
+    if strict and not data.strict:
+        raise ValueError("strict=True, but the DaskData was validated with strict=False (rows or targets above their "
+                         "bounds were clipped, not refused); build it with strict=True, or pass strict=False.")
 
 
 #: The keywords of :meth:`Problem.from_arrays` that a public trainer shares (the others are its options).

@@ -16,9 +16,12 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from .._validation import is_dask_collection
+from ..losses import Loss
 from ..problem import PROBLEM_KEYWORDS, DataShape, PrivacyTarget, Problem
 
-__all__ = ["RANDOM_STATE", "keyword_signature", "split_keywords", "train_with_keywords", "plan_for_shape", "require_backend"]
+__all__ = ["RANDOM_STATE", "keyword_signature", "split_keywords", "train_with_keywords", "plan_for_shape",
+           "data_backend", "require_backend"]
 
 Result = TypeVar("Result")
 
@@ -95,17 +98,33 @@ def split_keywords(arguments: Mapping[str, Any]) -> tuple[dict[str, Any], dict[s
     return declaration, {name: value for name, value in arguments.items() if name not in PROBLEM_KEYWORDS}
 
 
-def require_backend(method: str, problem: Problem) -> None:
-    """``ValueError`` unless ``method`` reads the problem's data backend, naming the methods that do.
+def data_backend(data: object) -> str:
+    """The data backend of ``data``, told without reading it: ``"dask"`` for a dask collection, else its ``backend``.
 
-    The backends of a method are its registry entry's ``backends``
-    (:data:`dpconvex.mechanisms.registry.REGISTRY`); a plan without data (``DataShape``) passes.
+    ``data`` is what a trainer was handed (arrays, a dask array or DataFrame, a
+    :class:`~dpconvex.data_dask.DaskData`) or a problem's data (``InMemoryData``, ``DaskData``,
+    ``DataShape``); anything without a ``backend`` of its class is ``"numpy"``.
     """
-    backend = getattr(problem.data, "backend", None)
-    if backend in (None, "numpy"):  # every method reads memory (tests/test_registry.py)
-        return
-    from .registry import REGISTRY  # the registry imports every mechanism, which import this module
+    return "dask" if is_dask_collection(data) else getattr(type(data), "backend", "numpy")
 
+
+def require_backend(method: str, data: object, loss: Loss) -> None:
+    """``ValueError`` unless ``method`` reads the backend of ``data``, naming the methods that do.
+
+    Call it before any pass over the data: it reads only the type of ``data`` (:func:`data_backend`),
+    so a method that cannot train on a Dask collection is refused before the collection is read.
+    The backends of a method are its registry entry's ``backends``
+    (:data:`dpconvex.mechanisms.registry.REGISTRY`); ``method="auto"`` stands for the mechanism
+    ``auto`` trains ``loss`` with (:func:`dpconvex.mechanisms.auto.trained_method`).
+    """
+    backend = data_backend(data)
+    if backend == "numpy":  # every method reads memory (tests/test_registry.py)
+        return
+    from .auto import trained_method  # auto and the registry import this module
+    from .registry import REGISTRY
+
+    if method == "auto":
+        method = trained_method(loss)
     if method not in REGISTRY or backend in REGISTRY[method].backends:  # an unknown method: its plan refuses it
         return
     supported = [name for name, spec in REGISTRY.items() if backend in spec.backends]
@@ -121,7 +140,8 @@ def train_with_keywords(method: str, plan: Callable, train: Callable, arguments:
     Parameters
     ----------
     method : str
-        The mechanism's registry name: a data backend it does not read is refused (:func:`require_backend`).
+        The mechanism's registry name: a data backend it does not read is refused before the data are
+        read (:func:`require_backend`).
     plan, train : callable
         The mechanism's ``plan(problem, **options)`` and ``train(problem, plan, random_state)``.
     arguments : mapping
@@ -137,8 +157,8 @@ def train_with_keywords(method: str, plan: Callable, train: Callable, arguments:
     """
     declaration, options = split_keywords(arguments)
     X, y, random_state = options.pop("X"), options.pop("y"), options.pop("random_state")
+    require_backend(method, X, declaration["loss"])  # before the data are read
     problem = Problem.from_arrays(X, y, require_smooth=require_smooth, **declaration)
-    require_backend(method, problem)
     return train(problem, plan(problem, **options), random_state)
 
 

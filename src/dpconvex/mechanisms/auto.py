@@ -62,6 +62,7 @@ import numpy as np
 from ..accounting import gdp
 from ..accounting.noisy_sgd_bounds import poisson_clt_noise_multiplier
 from ..constraints import L2Ball, Unconstrained
+from ..losses import Loss
 from ..problem import Problem
 from ._geometry import require_euclidean_projection
 from ._keywords import keyword_signature, plan_for_shape, require_backend, train_with_keywords
@@ -221,6 +222,12 @@ def _require_epsilon(epsilon: float | None, sigma: float | None) -> None:
         raise ValueError("method='auto' calibrates its own noise: give epsilon, not sigma.")
 
 
+def trained_method(loss: Loss) -> str:
+    """The registry name of the mechanism :func:`plan` trains ``loss`` with: ``"noisy_sgd"``, or
+    ``"sco_noisy_sgd"`` for a non-smooth loss (the only mechanism for one)."""
+    return "noisy_sgd" if loss.smooth else "sco_noisy_sgd"
+
+
 @dataclasses.dataclass(frozen=True)
 class AutoPlan:
     """What ``auto`` trains: the chosen mechanism's ``train`` and plan, the λ it trains with, and why (a note)."""
@@ -246,11 +253,11 @@ def plan(problem: Problem) -> AutoPlan:
     """
     target = problem.target
     _require_epsilon(target.epsilon, target.sigma)
-    if not problem.loss.smooth:
+    require_backend("auto", problem.data, problem.loss)  # for a problem built elsewhere than auto()
+    if trained_method(problem.loss) == "sco_noisy_sgd":
         l2 = 0.0 if problem.l2_regularization == "auto" else problem.l2_regularization
         note = (f"method='auto' trained sco_noisy_sgd: the {problem.loss.name} loss is not smooth and sco_noisy_sgd is "
                 "the only mechanism for non-smooth losses")
-        require_backend("sco_noisy_sgd", problem)  # a non-smooth loss on a Dask collection: refused here
         return AutoPlan(sco_train, sco_plan(dataclasses.replace(problem, l2_regularization=l2)), l2, note)
     choice = _choose(problem)
     chosen = noisy_sgd_plan(dataclasses.replace(problem, l2_regularization=choice.l2_regularization),
