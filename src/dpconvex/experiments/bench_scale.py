@@ -159,13 +159,8 @@ def _write_part(directory: str, index: int, rows: int, features: int, seed: int)
     return rows
 
 
-def _out_of_core(rows: int, features: int, per_block: int, passes: int, seed: int,
-                 directory: pathlib.Path) -> dict[str, Any]:
-    import dask.dataframe as dd
-
-    from ..data_dask import DaskData
-    from ..losses import LogisticLoss
-
+def _write_parquet(rows: int, features: int, per_block: int, seed: int, directory: pathlib.Path) -> float:
+    """Write the generated data set, one Parquet file per block, from the workers; return the seconds taken."""
     sizes = _blocks(rows, per_block)
     directory.mkdir(parents=True, exist_ok=True)
     cluster, client = _cluster()
@@ -173,7 +168,16 @@ def _out_of_core(rows: int, features: int, per_block: int, passes: int, seed: in
         start = time.perf_counter()
         client.gather(client.map(_write_part, [str(directory)] * len(sizes), range(len(sizes)), sizes,
                                  [features] * len(sizes), [seed] * len(sizes)))
-        write = time.perf_counter() - start
+        return time.perf_counter() - start
+
+
+def _out_of_core(directory: pathlib.Path, passes: int, write: float) -> dict[str, Any]:
+    """Validate the Parquet directory in one pass, then time ``passes`` gradient passes (``persist=False``)."""
+    import dask.dataframe as dd
+
+    from ..data_dask import DaskData
+    from ..losses import LogisticLoss
+
     on_disk = sum(path.stat().st_size for path in directory.glob("*.parquet"))
     cluster, client = _cluster()  # fresh workers: their peak memory is this run's
     with cluster, client:
@@ -183,6 +187,7 @@ def _out_of_core(rows: int, features: int, per_block: int, passes: int, seed: in
         start = time.perf_counter()
         data = DaskData.from_dataframe(frame, "label", data_norm=1.0, persist=False, client=client)
         validate = time.perf_counter() - start
+        features = data.n_features
         loss, w, pass_times = LogisticLoss(), np.full(features, 0.01), []
         for _ in range(passes):
             start = time.perf_counter()
@@ -195,7 +200,7 @@ def _out_of_core(rows: int, features: int, per_block: int, passes: int, seed: in
             "machine_memory_gb": _machine_memory() / 2**30, "pass_s": statistics.median(pass_times),
             "pass_rows_per_s": data.n / statistics.median(pass_times), "client_peak_mb": _peak_mb(),
             "worker_peak_mb": max(worker_peaks), "worker_memory_limit_mb": memory_limit / 2**20,
-            "block_mb": per_block * (features + 2) * 8 / 2**20}
+            "block_mb": data.n / data.n_blocks * (features + 2) * 8 / 2**20}
 
 
 def _machine_memory() -> int:
@@ -205,7 +210,8 @@ def _machine_memory() -> int:
 def run_scale(*, rows: int = 4_900_000, features: int = 120, out_of_core_rows: int | None = None,
               rows_per_block: int = 250_000, passes: int = 3, steps: int = 50, seed: int = 0,
               out: str | os.PathLike = "docs", workdir: str | os.PathLike | None = None,
-              keep_parquet: bool = False, skip_out_of_core: bool = False) -> dict[str, Any]:
+              keep_parquet: bool = False, skip_out_of_core: bool = False,
+              parquet: str | os.PathLike | None = None) -> dict[str, Any]:
     """Run both parts, write ``bench_scale.csv`` and the section of ``BENCHMARKS.md`` in ``out``.
 
     Parameters
@@ -227,6 +233,10 @@ def run_scale(*, rows: int = 4_900_000, features: int = 120, out_of_core_rows: i
         Where the Parquet directory is written (default: ``out``/../bench-parquet).
     keep_parquet, skip_out_of_core : bool
         Keep the Parquet directory; skip the out-of-core part (its previous row is kept).
+    parquet : path, optional
+        Measure this existing directory (a previous run's, kept with ``keep_parquet``: float32
+        features and a ``label`` column) instead of writing one; it is not removed and its write
+        time is not measured.
 
     Returns
     -------
@@ -239,11 +249,14 @@ def run_scale(*, rows: int = 4_900_000, features: int = 120, out_of_core_rows: i
     previous = pd.read_csv(csv) if csv.exists() else pd.DataFrame()
     if skip_out_of_core:
         measured += previous[previous["part"] == "out of core (Parquet)"].to_dict("records") if len(previous) else []
+    elif parquet is not None:
+        measured.append(_out_of_core(pathlib.Path(parquet), 1, float("nan")))
     else:
         big = out_of_core_rows or math.ceil(2 * _machine_memory() / (4 * (features + 1)))
         directory = pathlib.Path(workdir or out.resolve().parent / "bench-parquet") / "scale"
         try:
-            measured.append(_out_of_core(big, features, rows_per_block, 1, seed, directory))
+            write = _write_parquet(big, features, rows_per_block, seed, directory)
+            measured.append(_out_of_core(directory, 1, write))
         finally:
             if not keep_parquet:
                 shutil.rmtree(directory, ignore_errors=True)
@@ -284,7 +297,8 @@ def scale_section(frame: pd.DataFrame) -> list[str]:
     ooc = frame[frame["part"] == "out of core (Parquet)"]
     for row in ooc.to_dict("records"):
         lines += ["", f"Out of core: {row['parquet_gb']:.1f} GB of Parquet (float32) on a machine of "
-                  f"{row['machine_memory_gb']:.0f} GiB; written in {row['write_s']:.0f} s, validated in one pass "
+                  f"{row['machine_memory_gb']:.0f} GiB; "
+                  f"{'' if not np.isfinite(row['write_s']) else 'written in %.0f s, ' % row['write_s']}validated in one pass "
                   f"of {row['setup_s']:.0f} s, then {row['pass_s']:.0f} s per gradient pass; peak per worker "
                   f"{row['worker_peak_mb']:.0f} MB (memory limit {row['worker_memory_limit_mb']:.0f} MB; one "
                   f"block is {row['block_mb']:.0f} MB in float64): memory is bounded by the block size, not the "
