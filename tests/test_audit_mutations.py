@@ -50,11 +50,14 @@ MUTATIONS = {
 
 
 def test_every_registered_target_has_a_mutation_test():
-    """Here, or in tests/test_audit_multiclass.py for the K-class targets (their own run counts and statistics)."""
+    """Here, in tests/test_audit_multiclass.py for the K-class targets, or in tests/test_audit_selection.py for
+    the private-selection targets (their own run counts, statistics and mutants)."""
     from test_audit_multiclass import MUTATIONS as MULTICLASS_MUTATIONS
+    from test_audit_selection import MUTATIONS as SELECTION_MUTATIONS
 
-    assert not set(MUTATIONS) & set(MULTICLASS_MUTATIONS)
-    assert set(MUTATIONS) | set(MULTICLASS_MUTATIONS) == set(AUDITS)
+    elsewhere = (set(MULTICLASS_MUTATIONS), set(SELECTION_MUTATIONS))
+    assert not (set(MUTATIONS) & elsewhere[0] or set(MUTATIONS) & elsewhere[1] or elsewhere[0] & elsewhere[1])
+    assert set(MUTATIONS) | elsewhere[0] | elsewhere[1] == set(AUDITS)
 
 
 @pytest.mark.parametrize("name", sorted(MUTATIONS))

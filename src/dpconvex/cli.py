@@ -427,6 +427,13 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replicates", type=int, default=None,
                    help="fresh noise seeds per fold of the replicated headline (default 8, 1 with --quick; 0 skips "
                         "it and keeps a previous bench_replicates_<task>.csv)")
+    p.add_argument("--no-selection", action="store_true",
+                   help="skip the private model selection section (the ...CV estimators against the default and the "
+                        "oracle, at the epsilons among 0.05 0.1 0.2 1; --quick skips it too; a previous "
+                        "bench_selection.csv is kept)")
+    p.add_argument("--selection-only", action="store_true",
+                   help="run only the private model selection section (for --task) and rewrite its part of "
+                        "BENCHMARKS.md")
     p.add_argument("--out", default="docs", help="directory for BENCHMARKS.md, the CSVs and the PNGs")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resume", action="store_true",
@@ -438,7 +445,8 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
 #: ``bench`` options that only the Adult benchmark reads, with their defaults.
 _ADULT_ONLY = {"methods": list(METHODS), "baselines": list(BENCH_BASELINES), "no_timing": False,
                "speed_epsilons": None, "speed_replications": None, "no_speed": False, "no_oracle": False,
-               "no_tuned": False, "replicates": None, "resume": False}
+               "no_tuned": False, "replicates": None, "resume": False, "no_selection": False,
+               "selection_only": False}
 
 
 def _run_bench(args: argparse.Namespace) -> dict:
@@ -472,7 +480,8 @@ def _run_bench(args: argparse.Namespace) -> dict:
     return run_adult_benchmark(out_dir=args.out, task=args.task, epsilons=args.epsilons or list(BENCH_EPSILONS),
                                repeats=args.repeats or 2, methods=args.methods, baselines=args.baselines,
                                quick=args.quick, seed=args.seed, tuned=not args.no_tuned,
-                               replicates=args.replicates, resume=args.resume, **options)
+                               replicates=args.replicates, resume=args.resume, selection=not args.no_selection,
+                               only_selection=args.selection_only, **options)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,12 +17,15 @@ Accountants, one per mechanism family
     :mod:`.poisson_pld`), :mod:`.sensitivity` (Chen et al. output perturbation),
     :mod:`.hockey_stick` (Asoodeh et al. E_γ contraction, PNSGD), :mod:`.private_sco` (Arora et al.
     noisy SGD with the fresh-sample rule).
+Private selection
+    :mod:`.hyperparameter_tuning` (Papernot & Steinke 2022: the best of a random number of runs of
+    a base mechanism, e.g. the private model selection of :mod:`dpconvex.model_selection`).
 Comparison numbers, never certificates
     :mod:`.ye_shokri` (Ye & Shokri 2022 shuffle-and-partition RDP, from the authors' code).
 """
 
 from . import gdp, langevin, noisy_gd, rdp
-from . import hockey_stick, private_sco
+from . import hockey_stick, hyperparameter_tuning, private_sco
 from .best_of import PrivacyAccount
 from .noisy_gd import BOUNDS, NoisyGDEvent, account, best_rdp, calibrate_sigma, rdp_curve
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
@@ -48,5 +51,6 @@ __all__ = [
     "account_output_perturbation",
     "calibrate_output_sigma",
     "hockey_stick",
+    "hyperparameter_tuning",
     "private_sco",
 ]

@@ -6,12 +6,12 @@ privacy profile (:func:`privacy_profile`).  ``noise_mutant(target)`` is the same
 trainer adding half the noise its certificate assumes; every target's audit must fail it
 (``tests/test_audit_mutations.py``).  Every mechanism must be registered in :data:`~dpconvex.audit.harness.AUDITS` (see
 :mod:`.targets`, :mod:`.targets_noisy_sgd`, :mod:`.targets_bounded`, :mod:`.targets_pnsgd`,
-:mod:`.targets_sco`, :mod:`.targets_auto`, :mod:`.targets_multiclass`).
+:mod:`.targets_sco`, :mod:`.targets_auto`, :mod:`.targets_multiclass`, :mod:`.targets_selection`).
 """
 
 # Importing the target modules registers the targets (the auto ones last: they reuse the others' pairs).
 from . import (targets, targets_noisy_sgd, targets_bounded, targets_pnsgd, targets_sco, targets_auto,  # noqa: F401
-               targets_multiclass)
+               targets_multiclass, targets_selection)
 from .harness import (AUDITS, PROFILE_DELTAS, AuditResult, AuditTarget, NeighbourPair, noise_mutant, privacy_profile,
                       register, run_audit)
 from .law import LawCheckResult, run_law_check

@@ -273,6 +273,8 @@ def run_adult_benchmark(
     tuned: bool = True,
     tuned_grid: Sequence[Mapping[str, float]] | None = None,
     replicates: int | None = None,
+    selection: bool = True,
+    only_selection: bool = False,
     quick: bool = False,
     seed: int = 0,
     delta: float = 1e-8,
@@ -309,6 +311,13 @@ def run_adult_benchmark(
         defaults, at the headline's ε of ``epsilons``), written to ``bench_replicates_<task>.csv``.
         None: :data:`.bench_replicates.REPLICATE_SEEDS`, or 1 with ``quick``; 0 skips it (a previous
         CSV is kept).
+    selection, only_selection : bool
+        Run the private-selection part (:func:`.bench_selection.run_selection_benchmark`: the ``…CV``
+        estimators against the default and the oracle) for each task of the run, at the ε of
+        ``epsilons`` among :data:`.bench_selection.SELECTION_EPSILONS`; False (``--no-selection``)
+        keeps the previous ``bench_selection.csv`` rows, and so does ``quick`` (E[K] = 10 noisy_gd fits per
+        entry take minutes on Adult).  ``only_selection`` (``--selection-only``)
+        runs that part alone, rewrites its section of ``BENCHMARKS.md`` in place and returns.
     quick : bool
         Override the grid with :data:`QUICK` (CI: two ε, two of the five folds, no oracle, small
         timings, one speed cell for the first task, a two-point tuned DP-SGD grid, one replicate).
@@ -354,7 +363,18 @@ def run_adult_benchmark(
     start = time.perf_counter()
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    from .bench_selection import SELECTION_EPSILONS, run_selection_benchmark  # here: it imports this module
+
+    selection_epsilons = [eps for eps in epsilons if eps in SELECTION_EPSILONS]
+    if only_selection and not selection_epsilons:
+        raise ValueError(f"only_selection runs at the epsilons among {SELECTION_EPSILONS}; got {list(epsilons)}.")
+    if (quick or not selection) and not only_selection:
+        selection_epsilons = []
     X, y = load_adult("all")
+    if only_selection:
+        return {**run_selection_benchmark(out, TASKS if task == "all" else (task,), selection_epsilons, delta=delta,
+                                          seed=seed, folds=folds, progress=progress, data=(X, y)),
+                "run_time_s": time.perf_counter() - start}
     summary = {}
     checkpoints = out / ".bench_checkpoints"
     for name in TASKS if task == "all" else (task,):
@@ -382,6 +402,9 @@ def run_adult_benchmark(
                 name, X, y, pd.read_csv(tuned_path) if tuned_path.exists() else None, epsilons=headline_epsilons,
                 seeds=replicates, delta=delta, seed=seed, folds=folds, progress=progress).to_csv(
                 out / bench_replicates.REPLICATES_CSV.format(task=name), index=False)
+        if selection_epsilons:
+            run_selection_benchmark(out, (name,), selection_epsilons, delta=delta, seed=seed, folds=folds,
+                                    progress=progress, data=(X, y))
     if sizes or synthetic is not None:
         pd.DataFrame(run_scaling(sizes, synthetic, seed=seed, progress=progress)).to_csv(out / "bench_scaling.csv",
                                                                                      index=False)

@@ -483,8 +483,9 @@ def render_markdown(out: pathlib.Path, *, command: str, run_time_s: float, delta
         lines += _scaling_section(pd.read_csv(scaling), out)
     from .bench_datasets import with_datasets_section  # here: it imports this module
     from .bench_scale import with_scale_section
+    from .bench_selection import with_selection_section
 
-    return with_scale_section(with_datasets_section("\n".join(lines), out), out)
+    return with_scale_section(with_datasets_section(with_selection_section("\n".join(lines), out), out), out)
 
 
 def replace_section(path: pathlib.Path, section: list[str]) -> pathlib.Path:
