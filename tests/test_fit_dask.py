@@ -181,6 +181,24 @@ def test_dask_dataframe_keeps_feature_names_and_equals_the_pandas_fit(client, ar
     assert list(fitted.feature_names_in_) == list(frame.columns)
 
 
+def test_columns_of_a_parquet_table_read_in_many_files_equal_the_pandas_fit(client, arrays, tmp_path):
+    """A narrow selection (3 of D + 1 columns, or the label alone) of a Parquet table in 16 files: dask's
+    optimiser fuses such reads into fewer partitions, and ``to_dask_array(lengths=True)`` counted them on
+    one fusion and checked them against another (dask issue 12411: ValueError "8 != 16"); the fit now
+    takes one partition per block and equals the pandas fit on the same columns."""
+    X, y = arrays
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(D)]).assign(label=y)
+    for index, rows in enumerate(np.array_split(np.arange(N), 16)):
+        frame.iloc[rows].to_parquet(tmp_path / f"part-{index:02d}.parquet")
+    table, columns = dd.read_parquet(tmp_path), ["f0", "f2", "f3"]
+    estimator = PrivateLogisticRegression(classes=[-1, 1], method="noisy_gd", iterations=20, random_state=5)
+    expected = estimator.fit(frame[columns], frame["label"])
+    expected_coef, expected_report = expected.coef_.copy(), expected.privacy_report_.to_dict()
+    fitted = estimator.fit(table[columns], table["label"])
+    np.testing.assert_allclose(fitted.coef_, expected_coef, rtol=RTOL, atol=ATOL)
+    assert fitted.privacy_report_.to_dict() == expected_report
+
+
 SCHEMA = TabularSchema(target=None, positive_label=None, categorical={"colour": ("red", "blue")},
                        numerical={"age": (0.0, 100.0)}, other_slot=True, numeric_fill={"age": 0.0})
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["encode_labels", "dask_features", "dask_targets", "dask_real_targets", "dask_label_set",
+__all__ = ["encode_labels", "array_with_lengths", "dask_features", "dask_targets", "dask_real_targets", "dask_label_set",
            "dask_encoded_labels", "dask_largest_row_norm", "dask_data"]
 
 
@@ -23,6 +23,21 @@ def encode_labels(y: NDArray, classes: NDArray) -> NDArray[np.float64]:
     """
     indices = np.searchsorted(classes, y)
     return np.where(indices == 1, 1.0, -1.0) if classes.size == 2 else indices.astype(float)
+
+
+def array_with_lengths(collection) -> object:
+    """A dask DataFrame or Series as a dask array whose row chunks are its partitions' lengths.
+
+    ``to_dask_array(lengths=True)`` alone fails on a column selection of a Parquet table (dask
+    issue 12411, open in dask 2026.8): the optimiser fuses the partitions of a narrow read, and
+    the lengths are counted on one fusion and checked against another.  With the optimiser's
+    tuning step (where that fusion happens) switched off for the conversion, one partition is
+    one block, as :class:`~dpconvex.data_dask.DaskData` expects.
+    """
+    import dask
+
+    with dask.config.set({"optimization.tune.active": False}):
+        return collection.to_dask_array(lengths=True)
 
 
 def dask_features(X) -> tuple:
@@ -43,7 +58,7 @@ def dask_features(X) -> tuple:
                              "schema first, e.g. dpconvex.preprocessing.PublicSchemaTransformer in a Pipeline "
                              "before the estimator (it encodes a dask DataFrame partition by partition).")
         names = list(X.columns)
-        X = X.to_dask_array(lengths=True)
+        X = array_with_lengths(X)
     if not isinstance(X, da.Array) or X.ndim != 2:
         raise ValueError(f"X must be a 2-D dask array or a dask DataFrame (n_samples, n_features); got "
                          f"{type(X).__name__} of shape {getattr(X, 'shape', None)}.")
@@ -58,7 +73,7 @@ def dask_targets(y, X) -> object:
     if isinstance(y, (dd.Series, dd.DataFrame)):
         if isinstance(y, dd.Series) and str(y.dtype) in ("string", "str"):  # labels as text: NumPy objects
             y = y.astype(object)
-        y = y.to_dask_array(lengths=True)
+        y = array_with_lengths(y)
     if not isinstance(y, da.Array):
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:

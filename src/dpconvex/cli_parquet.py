@@ -54,6 +54,7 @@ def _features_and_labels(frame, args: argparse.Namespace) -> tuple:
     """
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
+    from ._linear_model_dask import array_with_lengths
     from .datasets import TabularSchema
     from .datasets.encoding import feature_names
     from .datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON
@@ -97,7 +98,7 @@ def _features_and_labels(frame, args: argparse.Namespace) -> tuple:
         label_set = classes = None if args.positive is None else [-1, 1]
     meta = pd.DataFrame({name: np.empty(0) for name in names})
     encoded = frame.map_partitions(_encoded_partition, schema, target, args.positive, names, meta=meta)
-    table = encoded.to_dask_array(lengths=True)
+    table = array_with_lengths(encoded)
     return table[:, :-1], table[:, -1], classes, label_set
 
 
