@@ -423,3 +423,21 @@ def test_a_dataframe_larger_than_the_clusters_share_is_not_persisted(client, arr
     np.testing.assert_allclose(streamed.gradient_sum(loss, w, None, None),
                                reference(loss, w, X, labels["binary"], None, None), rtol=RTOL, atol=ATOL)
     streamed.check_labels(loss)
+
+
+def test_workers_without_a_memory_limit_keep_nothing():
+    """No limit gives no size to compare with: the blocks are read from their source (not persisted)."""
+    from dpconvex.data_dask import fits_in_cluster_memory
+
+    class Info:
+        def __init__(self, *limits):
+            self.limits = limits
+
+        def scheduler_info(self):
+            return {"workers": {str(i): {"memory_limit": limit} for i, limit in enumerate(self.limits)}}
+
+    assert fits_in_cluster_memory(Info(4_000, 4_000), 4_000)
+    assert not fits_in_cluster_memory(Info(4_000, 4_000), 4_001)  # more than half of 8,000
+    assert not fits_in_cluster_memory(Info(4_000, 0), 1)
+    assert not fits_in_cluster_memory(Info(None), 1)
+    assert not fits_in_cluster_memory(Info(), 1)

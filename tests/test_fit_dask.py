@@ -199,6 +199,13 @@ def test_columns_of_a_parquet_table_read_in_many_files_equal_the_pandas_fit(clie
     assert fitted.privacy_report_.to_dict() == expected_report
 
 
+def test_x_of_unknown_block_lengths_gets_the_remedy_before_y_is_compared(client, arrays):
+    X, y = on_cluster(*arrays)
+    kept = X[:, 0] > -10  # every row, but dask cannot know the blocks' lengths
+    with pytest.raises(ValueError, match=r"unknown row-chunk sizes .* X\.compute_chunk_sizes\(\) first"):
+        PrivateLogisticRegression(classes=[-1, 1]).fit(X[kept], y[kept])
+
+
 SCHEMA = TabularSchema(target=None, positive_label=None, categorical={"colour": ("red", "blue")},
                        numerical={"age": (0.0, 100.0)}, other_slot=True, numeric_fill={"age": 0.0})
 

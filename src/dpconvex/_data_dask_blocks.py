@@ -171,8 +171,8 @@ def group_sums(group: list[Block], rows: list[LocalRows], block_sum, *arguments)
     Returns the address of the worker that ran the task (the client re-reads the blocks' placement
     when it differs from the one the task was sent to) and one ``(sum, rows summed, fingerprint)``
     per block, in the group's order.  Grouping the blocks of a worker into one task per thread
-    costs one task's scheduling per thread and call instead of one per block (see the benchmark
-    in :mod:`dpconvex.data_dask`).
+    costs one task's scheduling per thread and call instead of one per block (docs/scale-out.md,
+    "Design measurements").
     """
     return get_worker().address, [block_sum(block, *arguments, local) for block, local in zip(group, rows)]
 

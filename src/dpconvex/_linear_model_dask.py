@@ -70,6 +70,9 @@ def dask_targets(y, X) -> object:
     import dask.array as da
     import dask.dataframe as dd
 
+    from .data_dask import require_known_chunks
+
+    require_known_chunks(X)  # before y is compared with X's length
     if isinstance(y, (dd.Series, dd.DataFrame)):
         if isinstance(y, dd.Series) and str(y.dtype) in ("string", "str"):  # labels as text: NumPy objects
             y = y.astype(object)

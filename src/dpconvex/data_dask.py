@@ -35,7 +35,8 @@ position) on the client and shares the blocks: a slice of positions becomes
 ``sort(order[slice])``, a sorted index array, and proceeds as a Poisson batch; the data never
 moves.  Without a permutation (cyclic order) a slice is cut into local slices, no index arrays.
 ``order`` costs 8·n bytes on the client (480 MB for 60M rows); a permutation drawn per block
-from generators derived from the mechanism's seed sequence would remove that (issue 17, later step).
+from generators derived from the mechanism's seed sequence would remove that (not built: see
+docs/scale-out.md on where the batches are drawn).
 
 *Worker loss.*  Blocks are futures of a graph that reads the source, so when a worker dies the
 scheduler recomputes its blocks from the source and retries the running tasks.  Every result
@@ -70,7 +71,7 @@ try:
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError("dpconvex.data_dask needs Dask: pip install 'dpconvex[dask]'.") from error
 
-__all__ = ["DaskData", "fits_in_cluster_memory"]
+__all__ = ["DaskData", "fits_in_cluster_memory", "require_known_chunks"]
 
 #: What ``rows`` may be: every row, a slice of positions, or sorted global row indices.
 Rows = None | slice | NDArray[np.int64]
@@ -216,9 +217,7 @@ class DaskData:
                              f"{getattr(X, 'shape', '')}. In-memory arrays go to the NumPy data access.")
         if X.numblocks[1] > 1:
             X = X.rechunk({1: -1})
-        if any(np.isnan(size) for size in X.chunks[0]):
-            raise ValueError("X has unknown row-chunk sizes (e.g. after boolean indexing): call "
-                             "X.compute_chunk_sizes() first, or use from_dataframe for a table.")
+        require_known_chunks(X)
         y = y if isinstance(y, da.Array) else np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"y must be 1-D with X.shape[0] = {X.shape[0]} entries; got shape {y.shape}.")
@@ -473,9 +472,21 @@ class DaskData:
 
 
 def fits_in_cluster_memory(client: distributed.Client, nbytes: int, share: float = 0.5) -> bool:
-    """Whether ``nbytes`` take at most ``share`` of the workers' memory limits (no limit: fits)."""
+    """Whether ``nbytes`` take at most ``share`` of the workers' memory limits.
+
+    A worker without a limit (``memory_limit=0``) gives no size to compare with, so nothing is
+    taken to fit: the blocks are read from their source at every pass rather than risk holding a
+    table larger than the machines' memory (pass ``persist=True`` to keep them).
+    """
     limits = [worker.get("memory_limit") or 0 for worker in client.scheduler_info()["workers"].values()]
-    return not limits or 0 in limits or nbytes <= share * sum(limits)
+    return bool(limits) and 0 not in limits and nbytes <= share * sum(limits)
+
+
+def require_known_chunks(X: da.Array) -> None:
+    """``ValueError`` saying what to do when ``X``'s row chunks have unknown sizes."""
+    if any(np.isnan(size) for size in X.chunks[0]):
+        raise ValueError("X has unknown row-chunk sizes (e.g. after boolean indexing): call "
+                         "X.compute_chunk_sizes() first, or use from_dataframe for a table.")
 
 
 def _client(client: distributed.Client | None) -> distributed.Client:

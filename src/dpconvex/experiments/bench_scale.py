@@ -290,19 +290,20 @@ def scale_section(frame: pd.DataFrame) -> list[str]:
     if len(memory) == 2:
         numpy_row, dask_row = memory.iloc[0], memory.iloc[1]
         lines += ["", f"Dask on one machine: {dask_row['pass_rows_per_s'] / numpy_row['pass_rows_per_s']:.2f}× the "
-                  f"in-memory rows/s per full pass (goal ≥ 0.7×) and "
+                  "in-memory rows/s per full pass in this run (goal ≥ 0.7×; 0.44–1.38× across our runs on 2 shared "
+                  "cores, docs/scale-out.md) and "
                   f"{dask_row['step_rows_per_s'] / numpy_row['step_rows_per_s']:.3f}× per Poisson step (one cluster "
                   "round trip per step, which costs more than the step itself: on data that fit in memory, train "
                   "in memory)."]
     ooc = frame[frame["part"] == "out of core (Parquet)"]
     for row in ooc.to_dict("records"):
+        written = "" if not np.isfinite(row["write_s"]) else f"written in {row['write_s']:.0f} s, "
         lines += ["", f"Out of core: {row['parquet_gb']:.1f} GB of Parquet (float32) on a machine of "
-                  f"{row['machine_memory_gb']:.0f} GiB; "
-                  f"{'' if not np.isfinite(row['write_s']) else 'written in %.0f s, ' % row['write_s']}validated in one pass "
-                  f"of {row['setup_s']:.0f} s, then {row['pass_s']:.0f} s per gradient pass; peak per worker "
+                  f"{row['machine_memory_gb'] * 2**30 / 1e9:.1f} GB; {written}validated in one pass "
+                  f"of {row['setup_s']:.0f} s, then {row['pass_s']:.0f} s for one timed gradient pass; peak per worker "
                   f"{row['worker_peak_mb']:.0f} MB (memory limit {row['worker_memory_limit_mb']:.0f} MB; one "
-                  f"block is {row['block_mb']:.0f} MB in float64): memory is bounded by the block size, not the "
-                  "table's."]
+                  f"block is {row['block_mb']:.0f} MB in float64, so {row['worker_peak_mb'] / row['block_mb']:.1f} "
+                  "blocks' worth): a worker's memory depends on the block size, not on the table's."]
     return lines
 
 
