@@ -199,6 +199,15 @@ def test_columns_of_a_parquet_table_read_in_many_files_equal_the_pandas_fit(clie
     assert fitted.privacy_report_.to_dict() == expected_report
 
 
+def test_a_missing_value_in_a_dask_dataframe_is_named_by_its_column_as_in_memory(client, arrays):
+    X, y = arrays
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(D)])
+    frame.loc[1000, "f2"] = np.nan  # block 2 of 5 partitions of 480 rows: rows 960-1439
+    with pytest.raises(ValueError, match=r"block 2 has one at row 1000 \(row 40 of the block\), column 'f2'"):
+        PrivateLogisticRegression(classes=[-1, 1]).fit(dd.from_pandas(frame, npartitions=5),
+                                                        dd.from_pandas(pd.Series(y), npartitions=5))
+
+
 def test_x_of_unknown_block_lengths_gets_the_remedy_before_y_is_compared(client, arrays):
     X, y = on_cluster(*arrays)
     kept = X[:, 0] > -10  # every row, but dask cannot know the blocks' lengths

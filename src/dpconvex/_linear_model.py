@@ -137,7 +137,8 @@ class PrivateLinearModel(BaseEstimator):
         norm_bound = float(np.sqrt(2.0) * data_norm) if self.fit_intercept else float(data_norm)
         if on_cluster:  # clipped block by block, the intercept's column appended on the workers
             design = dask_data(X, y, data_norm=data_norm, label_bound=self._label_bound(),
-                               fit_intercept=self.fit_intercept, strict=self.strict)
+                               fit_intercept=self.fit_intercept, strict=self.strict,
+                               column_names=getattr(self, "feature_names_in_", None))
             y = None
         elif self.fit_intercept:
             X, _ = enforce_norm_bound(X, data_norm, strict=self.strict)  # the count stays in the warning

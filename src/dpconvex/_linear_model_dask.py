@@ -177,7 +177,8 @@ def dask_largest_row_norm(X) -> float:
     return max(largest for largest, _ in results)
 
 
-def dask_data(X, y, *, data_norm: float, label_bound: float | None, fit_intercept: bool, strict: bool):
+def dask_data(X, y, *, data_norm: float, label_bound: float | None, fit_intercept: bool, strict: bool,
+              column_names: list | None = None):
     """Validate and persist X, y on the cluster: rows clipped to ``data_norm``, then the intercept's column appended.
 
     Returns the :class:`~dpconvex.data_dask.DaskData`; its ``norm_bound`` is the declared bound of
@@ -186,4 +187,4 @@ def dask_data(X, y, *, data_norm: float, label_bound: float | None, fit_intercep
     from .data_dask import DaskData
 
     return DaskData.from_array(X, y, data_norm=data_norm, label_bound=label_bound, strict=strict,
-                               constant_column=data_norm if fit_intercept else None)
+                               constant_column=data_norm if fit_intercept else None, column_names=column_names)

@@ -178,7 +178,7 @@ class DaskData:
     @classmethod
     def from_array(cls, X: da.Array, y: da.Array | NDArray, *, data_norm: float, label_bound: float | None = None,
                    strict: bool = False, constant_column: float | None = None, persist: bool | None = None,
-                   client: distributed.Client | None = None) -> DaskData:
+                   client: distributed.Client | None = None, column_names: list | None = None) -> DaskData:
         """Validate and persist a dask array X (n, d) and labels y (n,) on the cluster, block by block.
 
         Parameters
@@ -205,6 +205,8 @@ class DaskData:
             at most half the cluster's memory (:func:`fits_in_cluster_memory`).  The sums are the same.
         client : distributed.Client, optional
             Defaults to the current client (``distributed.get_client()``).
+        column_names : list, optional
+            Names of X's columns, used in the messages (e.g. a DataFrame's columns); default: their indices.
 
         Raises
         ------
@@ -234,7 +236,10 @@ class DaskData:
         client = _client(client)
         if persist is None:
             persist = fits_in_cluster_memory(client, 8 * X.shape[0] * (X.shape[1] + 3))
-        return cls._build(pieces, [str(column) for column in range(X.shape[1])],
+        names = [str(column) for column in range(X.shape[1])] if column_names is None else [repr(c) for c in column_names]
+        if len(names) != X.shape[1]:
+            raise ValueError(f"column_names must name the {X.shape[1]} columns of X; got {len(names)} names.")
+        return cls._build(pieces, names,
                           data_norm, label_bound, strict, client, persist, constant_column)
 
     @classmethod
@@ -472,12 +477,8 @@ class DaskData:
 
 
 def fits_in_cluster_memory(client: distributed.Client, nbytes: int, share: float = 0.5) -> bool:
-    """Whether ``nbytes`` take at most ``share`` of the workers' memory limits.
-
-    A worker without a limit (``memory_limit=0``) gives no size to compare with, so nothing is
-    taken to fit: the blocks are read from their source at every pass rather than risk holding a
-    table larger than the machines' memory (pass ``persist=True`` to keep them).
-    """
+    """Whether ``nbytes`` take at most ``share`` of the workers' memory limits; False if a worker has no
+    limit (nothing to compare with: read from the source rather than risk holding too much)."""
     limits = [worker.get("memory_limit") or 0 for worker in client.scheduler_info()["workers"].values()]
     return bool(limits) and 0 not in limits and nbytes <= share * sum(limits)
 
