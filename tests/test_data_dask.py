@@ -279,6 +279,34 @@ def test_labels_refused_by_the_loss_name_block_and_row(client, arrays):
     data.check_labels(SquaredLoss())  # any finite target is a regression target
 
 
+def _counted_block(X: np.ndarray, path: str) -> np.ndarray:
+    """X, with one line appended to ``path`` per read (the workers are other processes)."""
+    with open(path, "a", encoding="ascii") as log:
+        log.write("read\n")
+    return X
+
+
+def test_the_validating_pass_checks_the_labels_for_a_given_loss(client, arrays, tmp_path):
+    """Out of core every pass is a read of the source: given the loss, the pass that validates the blocks
+    checks the labels too (same message as check_labels), and check_labels for that loss reads nothing."""
+    X, labels = arrays
+    log = tmp_path / "reads"
+    source = da.concatenate([da.from_delayed(dask.delayed(_counted_block)(X[start:start + CHUNK], str(log)),
+                                             X[start:start + CHUNK].shape, float) for start in range(0, N, CHUNK)])
+    y = labels["binary"].copy()
+    blocks = -(-N // CHUNK)
+    loss = LogisticLoss()
+    data = DaskData.from_array(source, y, data_norm=DATA_NORM, persist=False, client=client, loss=loss)
+    assert log.read_text().count("read") == blocks  # one validating pass
+    data.check_labels(loss)
+    assert log.read_text().count("read") == blocks  # nothing read again for the loss checked
+    data.check_labels(SquaredLoss())
+    assert log.read_text().count("read") == 2 * blocks  # another loss: one more pass
+    y[777] = 2.0  # block 5 (685..821), row 92
+    with pytest.raises(ValueError, match=r"block 5, row 777 \(row 92 of the block\): the logistic loss needs labels"):
+        DaskData.from_array(source, y, data_norm=DATA_NORM, persist=False, client=client, loss=loss)
+
+
 def test_targets_above_label_bound_are_clipped_or_refused(client, arrays):
     X, _ = arrays
     y = np.linspace(-1.0, 1.0, N)

@@ -20,8 +20,9 @@ from ._validation import enforce_label_bound, enforce_norm_bound
 from .exceptions import PrivacyLeakWarning
 from .losses import Loss, row_norms
 
-__all__ = ["Block", "BlockReport", "array_block", "frame_block", "largest_row_norm", "block_report", "gradient_sum",
-           "loss_sum", "group_sums", "block_label_error", "read_reports", "nonfinite_message"]
+__all__ = ["Block", "BlockReport", "array_block", "frame_block", "largest_row_norm", "block_checks",
+           "raise_label_error", "gradient_sum", "loss_sum", "group_sums", "block_label_error", "read_reports",
+           "nonfinite_message"]
 
 #: Rows of a block a task reads: all of them (None), a contiguous range, or sorted local indices.
 LocalRows = None | slice | NDArray[np.int64]
@@ -138,9 +139,10 @@ def largest_row_norm(features: NDArray) -> tuple[float, tuple[str, int, int] | N
     return largest, nonfinite
 
 
-def block_report(block: Block) -> BlockReport:
-    """The block's report (the only part of a block that travels to the client)."""
-    return block.report
+def block_checks(block: Block, loss: Loss | None) -> tuple[BlockReport, tuple[int, str] | None]:
+    """The block's report (the only part of a block that travels to the client) and, given a loss, its
+    :func:`block_label_error`: the validating pass checks the labels too (out of core, a pass is a read)."""
+    return block.report, None if loss is None else block_label_error(block, loss)
 
 
 def _rows(block: Block, rows: LocalRows) -> tuple[NDArray, NDArray, NDArray]:
@@ -175,6 +177,14 @@ def group_sums(group: list[Block], rows: list[LocalRows], block_sum, *arguments)
     "Design measurements").
     """
     return get_worker().address, [block_sum(block, *arguments, local) for block, local in zip(group, rows)]
+
+
+def raise_label_error(errors: list, offsets: NDArray[np.int64]) -> None:
+    """``ValueError`` naming block and row for the first of the blocks' :func:`block_label_error` that is not None."""
+    for index, error in enumerate(errors):
+        if error is not None:
+            row, message = error
+            raise ValueError(f"block {index}, row {offsets[index] + row} (row {row} of the block): {message}")
 
 
 def block_label_error(block: Block, loss: Loss) -> tuple[int, str] | None:

@@ -138,7 +138,7 @@ class PrivateLinearModel(BaseEstimator):
         if on_cluster:  # clipped block by block, the intercept's column appended on the workers
             design = dask_data(X, y, data_norm=data_norm, label_bound=self._label_bound(),
                                fit_intercept=self.fit_intercept, strict=self.strict,
-                               column_names=getattr(self, "feature_names_in_", None))
+                               column_names=getattr(self, "feature_names_in_", None), loss=loss)
             y = None
         elif self.fit_intercept:
             X, _ = enforce_norm_bound(X, data_norm, strict=self.strict)  # the count stays in the warning

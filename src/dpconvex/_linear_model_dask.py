@@ -178,13 +178,15 @@ def dask_largest_row_norm(X) -> float:
 
 
 def dask_data(X, y, *, data_norm: float, label_bound: float | None, fit_intercept: bool, strict: bool,
-              column_names: list | None = None):
+              column_names: list | None = None, loss=None):
     """Validate and persist X, y on the cluster: rows clipped to ``data_norm``, then the intercept's column appended.
 
     Returns the :class:`~dpconvex.data_dask.DaskData`; its ``norm_bound`` is the declared bound of
     the rows it holds (√2·data_norm with the intercept's constant column equal to ``data_norm``).
+    Given ``loss``, the same pass checks the labels against its rule.
     """
     from .data_dask import DaskData
 
     return DaskData.from_array(X, y, data_norm=data_norm, label_bound=label_bound, strict=strict,
-                               constant_column=data_norm if fit_intercept else None, column_names=column_names)
+                               constant_column=data_norm if fit_intercept else None, column_names=column_names,
+                               loss=loss)

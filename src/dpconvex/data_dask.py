@@ -22,29 +22,19 @@ names the block, the global row and the column; rows clipped give one
 :class:`~dpconvex.exceptions.PrivacyLeakWarning` with the total count, as in memory.  The data never
 travels to the client.
 
-*Gradient sums.*  The client splits ``rows`` by block (``searchsorted`` of the sorted indices on
-the block offsets; a slice becomes one local slice per overlapped block) and submits, with
-``distributed``'s ``client.submit`` on the blocks' futures, one task per worker thread, pinned to
-the worker holding its blocks and carrying only their local rows.  Each block returns a d-vector
-(d·K for K-class losses); the client adds them in block order, so the result does not depend on
-scheduling and differs from the in-memory sum by floating-point reassociation only.
+*Gradient sums.*  The client splits ``rows`` by block and submits one task per worker thread,
+pinned to the worker holding its blocks and carrying only their local rows; each block returns a
+d-vector, added on the client in block order, so the sum differs from the in-memory one by
+floating-point reassociation only.
 
 *Permuted batches.*  Shuffled and cyclic runs read contiguous slices of positions of a fixed
-permutation.  :meth:`DaskData.permuted` records the permutation ``order`` (global row of each
-position) on the client and shares the blocks: a slice of positions becomes
-``sort(order[slice])``, a sorted index array, and proceeds as a Poisson batch; the data never
-moves.  Without a permutation (cyclic order) a slice is cut into local slices, no index arrays.
-``order`` costs 8·n bytes on the client (480 MB for 60M rows); a permutation drawn per block
-from generators derived from the mechanism's seed sequence would remove that (not built: see
-docs/scale-out.md on where the batches are drawn).
+permutation ``order`` held on the client (8·n bytes) by :meth:`DaskData.permuted`: a slice becomes
+``sort(order[slice])`` and proceeds as a Poisson batch; the data never move.
 
-*Worker loss.*  Blocks are futures of a graph that reads the source, so when a worker dies the
-scheduler recomputes its blocks from the source and retries the running tasks.  Every result
-carries the block's row count and the CRC-32 of its validated content: a recomputed block whose
-content differs from the one validated (the source changed on disk) is refused with a
-``RuntimeError``, as is a task the scheduler gave up on (``KilledWorker``, after
-``distributed.scheduler.allowed-failures`` workers died running it) — never a silently wrong sum.
-With no worker left at all, a call waits for one to join, as every Dask computation does.
+*Worker loss.*  Blocks are futures of a graph that reads the source: a dead worker's blocks are
+recomputed and its tasks retried.  Every result carries the block's row count and the CRC-32 of
+its validated content, so a recomputed block that differs (the source changed) or a task given up
+on (``KilledWorker``) raises ``RuntimeError`` — never a silently wrong sum.
 
 Benchmark
 ---------
@@ -132,6 +122,7 @@ class DaskData:
         self._norm_bound, self._label_bound, self._strict = float(norm_bound), label_bound, bool(strict)
         self._order = order
         self._placement: list[tuple[str, list[int]]] | None = None
+        self._labels_checked_for: Loss | None = None  # the loss whose label rule the build pass checked
 
     @property
     def client(self) -> distributed.Client:
@@ -178,7 +169,8 @@ class DaskData:
     @classmethod
     def from_array(cls, X: da.Array, y: da.Array | NDArray, *, data_norm: float, label_bound: float | None = None,
                    strict: bool = False, constant_column: float | None = None, persist: bool | None = None,
-                   client: distributed.Client | None = None, column_names: list | None = None) -> DaskData:
+                   client: distributed.Client | None = None, column_names: list | None = None,
+                   loss: Loss | None = None) -> DaskData:
         """Validate and persist a dask array X (n, d) and labels y (n,) on the cluster, block by block.
 
         Parameters
@@ -207,6 +199,8 @@ class DaskData:
             Defaults to the current client (``distributed.get_client()``).
         column_names : list, optional
             Names of X's columns, used in the messages (e.g. a DataFrame's columns); default: their indices.
+        loss : Loss, optional
+            Check the labels against ``loss.check_labels`` in the validating pass (as :meth:`check_labels`).
 
         Raises
         ------
@@ -239,8 +233,7 @@ class DaskData:
         names = [str(column) for column in range(X.shape[1])] if column_names is None else [repr(c) for c in column_names]
         if len(names) != X.shape[1]:
             raise ValueError(f"column_names must name the {X.shape[1]} columns of X; got {len(names)} names.")
-        return cls._build(pieces, names,
-                          data_norm, label_bound, strict, client, persist, constant_column)
+        return cls._build(pieces, names, data_norm, label_bound, strict, client, persist, constant_column, loss)
 
     @classmethod
     def from_dataframe(cls, frame: dd.DataFrame, label: str, *, features: list | None = None, data_norm: float,
@@ -292,27 +285,33 @@ class DaskData:
     @classmethod
     def _build(cls, pieces: list, column_names: list[str], data_norm: float, label_bound: float | None,
                strict: bool, client: distributed.Client, persist: bool | None,
-               constant_column: float | None = None) -> DaskData:
+               constant_column: float | None = None, loss: Loss | None = None) -> DaskData:
         """Validate the blocks on the workers, check their reports on the client, keep them there or at their source.
 
         Persisted: the blocks are computed once and stay in the workers' memory.  Otherwise one
         pass computes only the reports (each block is dropped once reported), and every later call
         recomputes the blocks it reads from ``pieces``; ``persist=None`` decides after that pass.
-        ``constant_column``: the one the pieces append to the rows (see :meth:`from_array`).
+        ``constant_column``: the one the pieces append to the rows (see :meth:`from_array`); ``loss``:
+        whose label rule the same pass checks.
         """
         if persist:
             futures = client.compute(pieces)
-            reports = client.gather(client.map(blocks.block_report, futures, pure=False))
+            checks = client.gather(client.map(blocks.block_checks, futures, [loss] * len(futures), pure=False))
         else:
-            reports = client.compute([dask.delayed(blocks.block_report)(piece) for piece in pieces], sync=True)
+            checks = client.compute([dask.delayed(blocks.block_checks)(piece, loss) for piece in pieces], sync=True)
+        reports = [report for report, _ in checks]
         offsets = blocks.read_reports(reports, column_names, data_norm, label_bound, strict)
         if persist is None and fits_in_cluster_memory(client, 8 * int(offsets[-1]) * (len(column_names) + 3)):
             persist, futures = True, client.compute(pieces)
         fingerprints = np.array([report.fingerprint for report in reports], dtype=np.int64)
         appended = constant_column is not None
-        return cls(client, futures if persist else pieces, offsets, fingerprints, len(column_names) + appended,
+        data = cls(client, futures if persist else pieces, offsets, fingerprints, len(column_names) + appended,
                    norm_bound=np.hypot(data_norm, constant_column) if appended else data_norm,
                    label_bound=label_bound, strict=strict)
+        if loss is not None:
+            blocks.raise_label_error([error for _, error in checks], offsets)
+            data._labels_checked_for = loss
+        return data
 
     def permuted(self, order: NDArray) -> DaskData:
         """The same blocks read in the order ``order`` (global row at each position) by slices of ``rows``.
@@ -366,17 +365,19 @@ class DaskData:
         return float(sum(self._sums(blocks.loss_sum, None, loss, np.asarray(w, dtype=float))))
 
     def check_labels(self, loss: Loss) -> None:
-        """Raise ``ValueError`` naming the block and row of the first label ``loss.check_labels`` refuses."""
+        """Raise ``ValueError`` naming the block and row of the first label ``loss.check_labels`` refuses.
+
+        A pass over the blocks, unless the pass that built this DaskData checked them for ``loss``.
+        """
+        if loss is self._labels_checked_for:
+            return
         if self.persisted:
             errors = self.client.gather([self.client.submit(blocks.block_label_error, future, loss, pure=False)
                                          for future in self._futures])
         else:
             errors = self.client.compute([dask.delayed(blocks.block_label_error)(piece, loss)
                                           for piece in self._futures], sync=True)
-        for index, error in enumerate(errors):
-            if error is not None:
-                row, message = error
-                raise ValueError(f"block {index}, row {self._offsets[index] + row} (row {row} of the block): {message}")
+        blocks.raise_label_error(errors, self._offsets)
 
     # -- helpers ----------------------------------------------------------------------------------
 

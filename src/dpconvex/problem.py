@@ -241,8 +241,7 @@ class Problem:
         if is_dask_collection(X):
             from .data_dask import DaskData
 
-            data = DaskData.from_array(X, y, data_norm=data_norm, label_bound=targets_bound, strict=strict)
-            data.check_labels(loss)
+            data = DaskData.from_array(X, y, data_norm=data_norm, label_bound=targets_bound, strict=strict, loss=loss)
             return dataclasses.replace(problem, data=data)
         X, y = check_training_data(X, y)
         loss.check_labels(y)
