@@ -10,7 +10,10 @@ real noisy_gd trainer, its accuracy on the validation part plus N(0, (Δ/μ)²))
 (:func:`~dpconvex.private_selection.selection_certificate`), at ε = 3, δ = 1e-3 as every other
 target (:data:`.targets.NOISY_GD_SETTING`).  The split is fixed (the training rows, then one
 validation row): the estimator draws its split independently of the data and the guarantee holds
-for every split, so auditing one split audits the mechanism conditionally on it.
+for every split, so auditing one split audits the mechanism conditionally on it.  The candidates are
+trained by calling noisy_gd with the per-run noise directly, not through the estimator's candidate
+runner: the estimator's own split and candidate plan are checked by the unit tests of
+``tests/test_model_selection.py`` (the model never sees the validation rows; the score's noise law).
 
 The pair (d = 2).  The training part: 3,600 rows e₁ with label +1 and 400 rows e₂ with label −1,
 trained on the squared loss ½(θᵀx − y)² + (λ/2)‖θ‖² (noisy_gd, 30 steps of η = 1/(2β) from 0 in the
