@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpconvex.experiments import bench, bench_replicates, bench_report, bench_tuned
+from dpconvex.experiments import add_remove, bench, bench_replicates, bench_report, bench_tuned
 
 GRID = ({"clip_norm": 0.5, "learning_rate": 0.5, "epochs": 2, "batch_size": 64},
         {"clip_norm": 1.0, "learning_rate": 1.5, "epochs": 1, "batch_size": 128})
@@ -85,7 +85,8 @@ def test_summary_and_section_match_an_independent_computation(run):
         assert row["fits"] == 5 * SEEDS and row["folds"] == 5
     text = "\n".join(bench_replicates.replicates_section("svm", frame))
     for eps in EPSILONS:
-        (line,) = [l for l in text.splitlines() if l.startswith(f"| {eps:g} |")]
+        # One line per ε in each table: the headline's, then the one at the add/remove guarantee.
+        line, same_guarantee = [l for l in text.splitlines() if l.startswith(f"| {eps:g} |")]
         cells = [c.strip() for c in line.strip("|").split("|")]
         means = {e: 100 * frame[(frame["epsilon"] == eps) & (frame["entry"] == e)]["accuracy"].mean()
                  for e in bench_replicates.ENTRIES}
@@ -93,6 +94,15 @@ def test_summary_and_section_match_an_independent_computation(run):
         gap = means[bench.DEFAULT] - means["tuned DP-SGD, replace-one"]
         verdict = "met" if round(means[bench.DEFAULT], 2) >= round(means["tuned DP-SGD, replace-one"], 2) else "NOT met"
         assert cells[3].startswith(f"{verdict} ({gap:+.2f} ±")
+        cells = [c.strip() for c in same_guarantee.strip("|").split("|")]
+        (nominal,) = set(frame[(frame["epsilon"] == eps) & (frame["entry"] == bench_replicates.DEFAULT_ADD_REMOVE)]
+                         ["config"])
+        assert cells[1] == nominal.removeprefix("nominal eps=")
+        mine = means[bench_replicates.DEFAULT_ADD_REMOVE]
+        assert cells[2].startswith(f"{mine:.2f} ±")
+        gap = mine - means["sgd_ma defaults, add/remove"]
+        assert cells[6].startswith(("met" if round(mine, 2) >= round(means["sgd_ma defaults, add/remove"], 2)
+                                    else "NOT met") + f" ({gap:+.2f} ±")
 
 
 def _records(default: float, reference: float, sd: float) -> pd.DataFrame:
@@ -139,5 +149,33 @@ def test_bad_arguments_are_refused():
 def test_without_tuned_records_the_tuned_entries_are_skipped():
     X, y = _data(120)
     frame = bench_replicates.run_replicates("logistic", X, y, None, epsilons=(0.2,), seeds=1, folds=2)
-    assert set(frame["entry"]) == {bench.DEFAULT, "sgd_ma defaults, add/remove", "sgd_ma defaults, replace-one"}
-    assert len(frame) == 2 * 3 and set(frame["fold"]) == {0, 1}
+    assert set(frame["entry"]) == {bench.DEFAULT, "sgd_ma defaults, add/remove", "sgd_ma defaults, replace-one",
+                                   bench_replicates.DEFAULT_ADD_REMOVE}
+    assert len(frame) == 2 * 4 and set(frame["fold"]) == {0, 1}
+
+
+def test_the_add_remove_entry_fits_the_default_at_the_matching_nominal_epsilon():
+    """The entry is the default estimator at matching_epsilon's nominal ε (same seeds as a direct fit), and
+    running a subset of the entries keeps each entry's seeds (they depend on its position in ENTRIES)."""
+    X, y = _data(200)
+    entry = bench_replicates.DEFAULT_ADD_REMOVE
+    frame = bench_replicates.run_replicates("logistic", X, y, None, epsilons=(0.2,), seeds=2, folds=2,
+                                            entries=(entry, bench.DEFAULT))
+    assert set(frame["entry"]) == {entry, bench.DEFAULT} and len(frame) == 2 * 2 * 2
+    whole = bench_replicates.run_replicates("logistic", X, y, None, epsilons=(0.2,), seeds=2, folds=2)
+    pd.testing.assert_frame_equal(frame.reset_index(drop=True),
+                                  whole[whole["entry"].isin([entry, bench.DEFAULT])].reset_index(drop=True))
+    splits = bench.cv_folds(X, y, repeats=1, seed=0, folds=2)
+    loss = bench.TASKS["logistic"][1]
+    for f, (train, test) in enumerate(splits):
+        nominal = add_remove.matching_epsilon(loss, len(train), X.shape[1], 0.2, 1e-8)
+        assert 0.3 < nominal < 0.5  # about twice the add/remove ε (central-limit regime, add_remove's docstring)
+        rows = frame[(frame["entry"] == entry) & (frame["fold"] == f)]
+        assert set(rows["config"]) == {f"nominal eps={nominal:.5g}"}
+        k = bench_replicates.ENTRIES.index(entry)
+        for r, accuracy in zip(rows["replicate"], rows["accuracy"]):
+            seed = bench._fit_seed(0, f, bench_replicates._SEED_TAG, 0, k, r)
+            direct = bench._ours("logistic", bench.DEFAULT, nominal, 1e-8, None, seed, X[train], y[train], loss)
+            assert accuracy == bench._score(direct, loss, X[train], y[train], X[test], y[test])["accuracy"]
+    with pytest.raises(ValueError, match="entries must be a non-empty subset of"):
+        bench_replicates.run_replicates("logistic", X, y, None, entries=("auto",))
