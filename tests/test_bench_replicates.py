@@ -62,7 +62,7 @@ def test_every_entry_is_fitted_on_fresh_seeds_per_fold(run):
         entry = "tuned DP-SGD, " + ("replace-one" if relation == "replace_one" else "add/remove")
         assert set(frame[(frame["epsilon"] == eps) & (frame["entry"] == entry)]["config"]) == {winner}
     tuned_calls = [c for c in calls if "clip_norm" in c]
-    assert len(tuned_calls) == 5 * len(EPSILONS) * 2 * SEEDS
+    assert len(tuned_calls) == 5 * len(EPSILONS) * 3 * SEEDS  # replace-one, add/remove by RDP and by PLD
     # Fresh seeds: none of the replicated fits reuses a seed of the tuned section's fits, and no two share one.
     selection_seeds = {bench_tuned._point_seed(3, f, eps, {**bench_tuned.SGD_MA_DEFAULTS, **point})
                        for f in range(5) for eps in EPSILONS for point in GRID}
@@ -100,9 +100,12 @@ def test_summary_and_section_match_an_independent_computation(run):
         assert cells[1] == nominal.removeprefix("nominal eps=")
         mine = means[bench_replicates.DEFAULT_ADD_REMOVE]
         assert cells[2].startswith(f"{mine:.2f} ±")
-        gap = mine - means["sgd_ma defaults, add/remove"]
-        assert cells[6].startswith(("met" if round(mine, 2) >= round(means["sgd_ma defaults, add/remove"], 2)
-                                    else "NOT met") + f" ({gap:+.2f} ±")
+        for column, reference in ((4, "tuned DP-SGD, add/remove (PLD)"), (6, "sgd_ma defaults, add/remove (PLD)"),
+                                  (8, "tuned DP-SGD, add/remove"), (10, "sgd_ma defaults, add/remove")):
+            assert cells[column - 1].startswith(f"{means[reference]:.2f} ±")
+            gap = mine - means[reference]
+            assert cells[column].startswith(("met" if round(mine, 2) >= round(means[reference], 2) else "NOT met")
+                                            + f" ({gap:+.2f} ±")
 
 
 def _records(default: float, reference: float, sd: float) -> pd.DataFrame:
@@ -150,8 +153,8 @@ def test_without_tuned_records_the_tuned_entries_are_skipped():
     X, y = _data(120)
     frame = bench_replicates.run_replicates("logistic", X, y, None, epsilons=(0.2,), seeds=1, folds=2)
     assert set(frame["entry"]) == {bench.DEFAULT, "sgd_ma defaults, add/remove", "sgd_ma defaults, replace-one",
-                                   bench_replicates.DEFAULT_ADD_REMOVE}
-    assert len(frame) == 2 * 4 and set(frame["fold"]) == {0, 1}
+                                   bench_replicates.DEFAULT_ADD_REMOVE, "sgd_ma defaults, add/remove (PLD)"}
+    assert len(frame) == 2 * 5 and set(frame["fold"]) == {0, 1}
 
 
 def test_the_add_remove_entry_fits_the_default_at_the_matching_nominal_epsilon():

@@ -115,7 +115,7 @@ def test_sgd_ma_replace_one_fit_uses_the_pld_calibration():
 
 def test_bad_neighbouring_is_refused():
     X, y = _data(50)
-    with pytest.raises(ValueError, match=r"neighbouring must be one of \('add_remove', 'replace_one'\)"):
+    with pytest.raises(ValueError, match=r"neighbouring must be one of \('add_remove', 'replace_one', 'add_remove_pld'\)"):
         B.sgd_ma(X, y, loss=LogisticLoss(), epsilon=1.0, delta=1e-5, l2_regularization=1e-3, neighbouring="bogus")
     with pytest.raises(TypeError, match="neighbouring"):
         B.sgd_ma_replace_one(X, y, loss=LogisticLoss(), epsilon=1.0, delta=1e-5, l2_regularization=1e-3,
@@ -163,20 +163,24 @@ def tuned():
 
 def test_tuned_run_has_a_row_per_epsilon_relation_config_and_fold(tuned):
     X, y, frame, seen = tuned
-    assert len(frame) == len(EPSILONS) * 2 * len(GRID) * 5 == len(seen)
+    assert len(frame) == len(EPSILONS) * 3 * len(GRID) * 5 == len(seen)
     keys = frame[["epsilon", "relation", "config", "fold"]].drop_duplicates()
     assert len(keys) == len(frame)
-    assert set(frame["epsilon"]) == set(EPSILONS) and set(frame["relation"]) == {"replace_one", "add_remove"}
+    assert set(frame["epsilon"]) == set(EPSILONS) and set(frame["relation"]) == {"replace_one", "add_remove", "add_remove_pld"}
     assert set(frame["fold"]) == set(range(5)) and frame["config"].nunique() == len(GRID)
     assert set(frame["batch_size"]) == {64, 256} and (frame["l2"] == 1e-3).all()
     assert frame["accuracy"].between(0, 1).all() and (frame["epsilon_accounted"] <= frame["epsilon"]).all()
     # Replace-one needs more noise for the same run; the bound names the relation.
     wide = frame.pivot_table(index=["epsilon", "config", "fold"], columns="relation", values="noise_multiplier")
     assert (wide["replace_one"] >= wide["add_remove"]).all()
-    assert set(frame.groupby("relation")["bound"].first().str.contains("replace-one")) == {True, False}
+    # The PLD is tight to its grid, RDP is an upper bound: never less noise under add/remove by RDP than by PLD.
+    assert (wide["add_remove"] >= wide["add_remove_pld"] * (1 - 1e-3)).all()
+    bounds = frame.groupby("relation")["bound"].first()
+    assert bounds.to_dict() == {"replace_one": "PLD accountant (replace-one)", "add_remove_pld": "PLD accountant (add/remove)",
+                                "add_remove": "RDP moments accountant (add/remove)"}
     # The folds are the benchmark's: stratified 5-fold CV seeded like run_task (the fits of one fold come first).
     folds = list(StratifiedKFold(n_splits=5, shuffle=True, random_state=np.random.RandomState(3)).split(X, y))
-    per_fold = len(EPSILONS) * 2 * len(GRID)
+    per_fold = len(EPSILONS) * 3 * len(GRID)
     for f, (train, _) in enumerate(folds):
         assert all(np.array_equal(x, X[train]) for x in seen[f * per_fold:(f + 1) * per_fold])
     assert [len(t) for t, _ in folds] == [len(t) for t, _ in bench.cv_folds(X, y, seed=3)]
@@ -211,7 +215,7 @@ def test_report_renders_the_tuned_section_and_headline_columns(tuned, tmp_path):
     assert f"### {bench_report.TUNED_TITLE}" in text
     section = text.split(f"### {bench_report.TUNED_TITLE}")[1].split("\n###")[0]
     for (eps, relation), value in best.items():
-        label = "replace-one" if relation == "replace_one" else "add/remove"
+        label = bench_report.RELATION_NAMES[relation]
         (line,) = [l for l in section.splitlines() if l.startswith(f"| {eps:g} | {label} |")]
         assert line.split("|")[3].strip().startswith(f"{value:.2f} ±")
         assert means[(eps, relation)].idxmax() in line

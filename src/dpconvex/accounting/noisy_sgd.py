@@ -212,6 +212,11 @@ class NoisySGDEvent:
         return self.batch_size / self.n
 
     @property
+    def noise_multiplier(self) -> float:
+        """z = σ/(S_g/2): the noise sd over one record's contribution bound (the DP-SGD noise multiplier)."""
+        return self.sigma / (self.sensitivity / 2.0)
+
+    @property
     def contraction(self) -> float:
         """c = max{|1 − ηm|, |1 − ηM|}."""
         return nb.contraction(self.step_size, self.strong_convexity, self.smoothness)
@@ -305,7 +310,7 @@ def _composition_mu(e: NoisySGDEvent) -> float:
 
 
 def _poisson_args(e: NoisySGDEvent) -> tuple[float, float, int]:
-    return e.sampling_rate, e.sigma / (e.sensitivity / 2.0), e.steps
+    return e.sampling_rate, e.noise_multiplier, e.steps
 
 
 def _composition_epsilon(e: NoisySGDEvent, delta: float) -> float:
