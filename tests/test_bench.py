@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from dpconvex.cli import main
-from dpconvex.experiments import bench, bench_report, bench_scaling
+from dpconvex.experiments import bench, bench_replicates, bench_report, bench_scaling, dpsgd
 from dpconvex.mechanisms.auto import select_configuration
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -258,13 +258,14 @@ def test_headline_references_are_printed_where_the_report_shows_them(out):
 
 def test_replicated_headline_runs_at_the_headline_epsilons(out):
     frame = pd.read_csv(out / "bench_replicates_logistic.csv")
-    # 5 folds × the headline's ε of the run (0.1) × 5 entries × 2 seeds; the tuned entries refit the tuned CSV's winners.
-    assert len(frame) == 5 * 1 * 5 * 2 and set(frame["epsilon"]) == {0.1} and set(frame["replicate"]) == {0, 1}
+    # 5 folds × the headline's ε of the run (0.1) × every entry × 2 seeds; the tuned entries refit the tuned CSV's winners.
+    entries = bench_replicates.ENTRIES
+    assert len(frame) == 5 * 1 * len(entries) * 2 and set(frame["epsilon"]) == {0.1} and set(frame["replicate"]) == {0, 1}
     tuned = pd.read_csv(out / bench_report.TUNED_CSV.format(task="logistic"))
     best = bench_report.tuned_best(tuned)
-    for relation, label in (("replace_one", "replace-one"), ("add_remove", "add/remove")):
-        winner = best[best["relation"] == relation]["config"].item()
-        assert set(frame[frame["entry"] == f"tuned DP-SGD, {label}"]["config"]) == {winner}
+    for entry in (e for e in entries if e.startswith("tuned")):
+        winner = best[best["relation"] == bench_replicates.RELATIONS[entry]]["config"].item()
+        assert set(frame[frame["entry"] == entry]["config"]) == {winner}
     assert not (out / "bench_replicates_svm.csv").exists()  # replicates=0
     text = (out / "BENCHMARKS.md").read_text(encoding="utf-8")
     assert text.count("### Headline replicated: fresh noise seeds") == 1
@@ -272,9 +273,9 @@ def test_replicated_headline_runs_at_the_headline_epsilons(out):
 
 def test_tuned_section_runs_on_the_benchmark_folds(out):
     tuned = pd.read_csv(out / bench_report.TUNED_CSV.format(task="logistic"))
-    # 5 folds × 1 headline ε of the run (0.1; 2.0 is not a headline ε) × 2 relations × 2 grid points.
-    assert len(tuned) == 5 * 1 * 2 * 2 and set(tuned["epsilon"]) == {0.1}
-    assert set(tuned["relation"]) == {"replace_one", "add_remove"} and set(tuned["fold"]) == set(range(5))
+    # 5 folds × 1 headline ε of the run (0.1; 2.0 is not a headline ε) × 3 relations × 2 grid points.
+    assert len(tuned) == 5 * 1 * 3 * 2 and set(tuned["epsilon"]) == {0.1}
+    assert set(tuned["relation"]) == set(dpsgd.NEIGHBOURING) and set(tuned["fold"]) == set(range(5))
     assert not (out / bench_report.TUNED_CSV.format(task="svm")).exists()  # tuned=False
     text = (out / "BENCHMARKS.md").read_text(encoding="utf-8")
     assert text.count(f"### {bench_report.TUNED_TITLE}") == 1
@@ -311,10 +312,10 @@ def test_quick_mode_on_adult(tmp_path, capsys):
     available = frame[frame["bound"] != "unavailable"]
     assert (frame["sklearn_fit_time"] > 0).all() and np.isfinite(available["time_ratio"]).all()
     assert (available["time_ratio"] > 0).all()
-    tuned = pd.read_csv(tmp_path / bench_report.TUNED_CSV.format(task="logistic"))  # 2 folds × 2 ε × 2 × 2
-    assert len(tuned) == 16 and set(tuned["epsilon"]) == {0.05, 0.2} and set(tuned["fold"]) == {0, 1}
-    replicated = pd.read_csv(tmp_path / "bench_replicates_logistic.csv")  # 2 folds × 2 ε × 5 entries × 1 seed
-    assert len(replicated) == 20 and set(replicated["replicate"]) == {0}
+    tuned = pd.read_csv(tmp_path / bench_report.TUNED_CSV.format(task="logistic"))  # 2 folds × 2 ε × 3 relations × 2
+    assert len(tuned) == 24 and set(tuned["epsilon"]) == {0.05, 0.2} and set(tuned["fold"]) == {0, 1}
+    replicated = pd.read_csv(tmp_path / "bench_replicates_logistic.csv")  # 2 folds × 2 ε × every entry × 1 seed
+    assert len(replicated) == 4 * len(bench_replicates.ENTRIES) and set(replicated["replicate"]) == {0}
     speed = pd.read_csv(tmp_path / "bench_default_speed.csv")  # the quick mode's single cell
     assert len(speed) == 1 and speed["task"].tolist() == ["logistic"] and (speed["time_ratio"] > 0).all()
     text = (tmp_path / "BENCHMARKS.md").read_text(encoding="utf-8")
