@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,7 @@ from dpconvex.losses import (
     LogisticLoss,
     QuadraticDistanceLoss,
     SquaredLoss,
+    clip_scale,
 )
 
 HUBER_HS = (0.1, 0.5, 1.0)
@@ -489,3 +492,14 @@ def test_row_norms_equal_numpys_bit_for_bit_across_blocks():
     assert np.array_equal(row_norms(X), np.linalg.norm(X, axis=1))
     assert np.array_equal(row_norms(X, rows_per_block=7), np.linalg.norm(X, axis=1))
     assert row_norms(np.zeros((0, 3))).shape == (0,)
+
+
+@pytest.mark.parametrize("clip_norm", [1e-12, 0.5, 7.0, 1e300])
+def test_clip_scale_is_min_one_c_over_norm_and_one_for_zero_norms(clip_norm):
+    """Independent: C/‖g‖ where that is below 1, else 1 (including ‖g‖ = 0 and subnormal norms), no warning."""
+    norms = np.array([0.0, 5e-324, 1e-310, 1e-300, 1e-12, 0.3, 0.5, 1.0, 7.0, 1e10, 1e300, np.inf])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scale = clip_scale(norms, clip_norm)
+    expected = [1.0 if g == 0 or clip_norm / g >= 1 else clip_norm / g for g in norms.tolist()]
+    assert scale.tolist() == expected

@@ -8,6 +8,7 @@ declared constants from the loss itself.
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -204,3 +205,24 @@ def test_the_record_is_frozen():
     problem = Problem.from_arrays(X, y, **COMMON)
     with pytest.raises(AttributeError):
         problem.loss = QuadraticDistanceLoss()
+
+
+@pytest.mark.parametrize("scale, data_norm", [(1.0, 1.0), (3.0, 1.0), (3.0, 2.5), (1.0 + 1e-15, 1.0)])
+def test_the_validated_data_hold_the_norms_of_their_rows(scale, data_norm):
+    """from_arrays hands the row norms its check computed to the data (updated for the rows it rescaled):
+    bit for bit row_norms of the clipped rows, as the per-example clipping reads them."""
+    from dpconvex.losses import LogisticLoss, row_norms
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2000, 9))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    X[::4] *= scale  # a quarter of the rows at norm `scale`: clipped when above data_norm (a warning)
+    y = np.where(rng.random(2000) < 0.5, -1.0, 1.0)
+    original = X.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        problem = Problem.from_arrays(X, y, loss=LogisticLoss(), l2_regularization=1e-3, delta=1e-8, epsilon=1.0,
+                                      data_norm=data_norm)
+    assert np.array_equal(problem.data.row_norms, row_norms(problem.data.X))
+    assert problem.data.row_norms.max() <= data_norm * (1 + 1e-12)
+    assert np.array_equal(X, original)  # the caller's array is never modified

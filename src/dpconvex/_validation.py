@@ -48,15 +48,17 @@ def check_training_data(X: NDArray, y: NDArray) -> tuple[NDArray[np.float64], ND
     return X, y
 
 
-def enforce_norm_bound(X: NDArray[np.float64], data_norm: float, *, strict: bool = False) -> tuple[NDArray, int]:
+def enforce_norm_bound(X: NDArray[np.float64], data_norm: float, *, strict: bool = False,
+                       norms: NDArray[np.float64] | None = None) -> tuple[NDArray, int]:
     """Clip rows of X with ‖x‖₂ > ``data_norm`` back onto the sphere of that radius.
 
     Clipped rows trigger a :class:`~dpconvex.exceptions.PrivacyLeakWarning` (or, with
-    ``strict=True``, a ``ValueError``).  Returns the (possibly) clipped copy and the count.
+    ``strict=True``, a ``ValueError``).  Returns the (possibly) clipped copy and the count; ``X``
+    itself when no row is changed.  ``norms``: ``row_norms(X)`` if the caller has them.
     """
     if not (np.isfinite(data_norm) and data_norm > 0):
         raise ValueError(f"data_norm must be finite and > 0; got {data_norm!r}.")
-    norms = row_norms(X)
+    norms = row_norms(X) if norms is None else norms
     over = norms > data_norm
     # Rows above the bound only by floating-point rounding (relative 1e-9) are rescaled without a
     # warning: unit-normalised data routinely has norms of 1 + 2e-16.

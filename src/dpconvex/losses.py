@@ -54,9 +54,14 @@ row_norms = _row_norms  # public name; gradient_sum's parameter shadows it
 
 def clip_scale(norms: NDArray, clip_norm: float) -> NDArray[np.float64]:
     """min(1, C/‖gᵢ‖): the factors that scale per-example gradients of norms ``norms`` to norm ≤ C."""
-    # C/‖g‖ where ‖g‖ > 0; a zero gradient needs no scaling (1), and C/tiny would overflow with a warning.
-    ratio = np.divide(clip_norm, norms, out=np.full(np.shape(norms), np.inf), where=norms > 0)
-    return np.minimum(1.0, ratio)
+    # C/‖g‖ for ‖g‖ above a floor f = max(C·1e-300, smallest normal); at or below it C/f ≥ 1e300 (finite,
+    # no warning), so min(1, ·) = 1 there as for a zero gradient: the same factors, bit for bit, as
+    # dividing where ‖g‖ > 0 and taking 1 elsewhere, in two array operations (every noisy SGD step runs it).
+    floor = max(clip_norm * 1e-300, _SMALLEST_NORMAL)
+    return np.minimum(1.0, clip_norm / np.maximum(norms, floor))
+
+
+_SMALLEST_NORMAL = float(np.finfo(float).tiny)
 
 
 @dataclass(frozen=True)

@@ -245,10 +245,17 @@ class Problem:
             return dataclasses.replace(problem, data=data)
         X, y = check_training_data(X, y)
         loss.check_labels(y)
-        X, _ = enforce_norm_bound(X, data_norm, strict=strict)
+        norms = row_norms(X)
+        clipped, _ = enforce_norm_bound(X, data_norm, strict=strict, norms=norms)
         if targets_bound is not None:
             y, _ = enforce_label_bound(y, targets_bound, strict=strict)
-        return dataclasses.replace(problem, data=InMemoryData(X, y))
+        data = InMemoryData(clipped, y)
+        if clipped is not X:  # the rows above data_norm were rescaled: only their norms change
+            changed = norms > data_norm
+            norms = norms.copy()
+            norms[changed] = row_norms(clipped[changed])
+        data.__dict__["row_norms"] = norms  # the cached_property's slot: row_norms(clipped), computed once
+        return dataclasses.replace(problem, data=data)
 
     @property
     def n(self) -> int:
