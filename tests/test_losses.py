@@ -494,7 +494,7 @@ def test_row_norms_equal_numpys_bit_for_bit_across_blocks():
     assert row_norms(np.zeros((0, 3))).shape == (0,)
 
 
-@pytest.mark.parametrize("clip_norm", [1e-12, 0.5, 7.0, 1e300])
+@pytest.mark.parametrize("clip_norm", [1e-310, 1e-12, 0.5, 7.0, 1e300])
 def test_clip_scale_is_min_one_c_over_norm_and_one_for_zero_norms(clip_norm):
     """Independent: C/‖g‖ where that is below 1, else 1 (including ‖g‖ = 0 and subnormal norms), no warning."""
     norms = np.array([0.0, 5e-324, 1e-310, 1e-300, 1e-12, 0.3, 0.5, 1.0, 7.0, 1e10, 1e300, np.inf])

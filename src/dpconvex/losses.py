@@ -54,10 +54,11 @@ row_norms = _row_norms  # public name; gradient_sum's parameter shadows it
 
 def clip_scale(norms: NDArray, clip_norm: float) -> NDArray[np.float64]:
     """min(1, C/‖gᵢ‖): the factors that scale per-example gradients of norms ``norms`` to norm ≤ C."""
-    # C/‖g‖ for ‖g‖ above a floor f = max(C·1e-300, smallest normal); at or below it C/f ≥ 1e300 (finite,
-    # no warning), so min(1, ·) = 1 there as for a zero gradient: the same factors, bit for bit, as
-    # dividing where ‖g‖ > 0 and taking 1 elsewhere, in two array operations (every noisy SGD step runs it).
-    floor = max(clip_norm * 1e-300, _SMALLEST_NORMAL)
+    # C/‖g‖ for ‖g‖ above a floor f = min(C, max(C·1e-300, smallest normal)) ≤ C; at or below it
+    # C/‖g‖ ≥ C/f ≥ 1 and C/f is finite (no warning), so min(1, ·) = 1 there as for a zero gradient: the
+    # same factors, bit for bit, as dividing where ‖g‖ > 0 and taking 1 elsewhere, in two array
+    # operations (every noisy SGD step runs it).
+    floor = min(clip_norm, max(clip_norm * 1e-300, _SMALLEST_NORMAL))
     return np.minimum(1.0, clip_norm / np.maximum(norms, floor))
 
 
