@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import re
 
 import pytest
 
 from dpconvex.accounting import best_of
+from dpconvex.accounting.rounding import ROUNDING_MARGIN
 from dpconvex.accounting import noisy_gd as gd
 from dpconvex.accounting import noisy_sgd as sgd
 from dpconvex.accounting import sensitivity
@@ -146,8 +148,11 @@ def test_toy_registry_best_of_winner_results_and_skipped(event, expected):
     assert results == {name: (epsilons[name], None) for name in registry.applicable(event)}
     assert skipped == {"c": ("never", "not ever"), **({} if event >= 0 else {"b": ("event >= 0",)})}
     account = registry.account(0.1, (winner, results, skipped), "exact", ("extra",))
-    assert (account.bound, account.epsilon, account.order, account.conversion) == (expected, epsilons[expected],
-                                                                                   None, "exact")
+    # the account states certified numbers: each computed ε times 1 + ROUNDING_MARGIN, rounded up (next double)
+    assert (account.bound, account.order, account.conversion) == (expected, None, "exact")
+    certified = {name: math.nextafter(value * (1 + ROUNDING_MARGIN), math.inf) for name, value in epsilons.items()}
+    assert account.epsilon == certified[expected] > epsilons[expected]
+    assert account.candidates == {name: certified[name] for name in results}
     assert account.assumptions == registry.bounds[expected].assumptions + ("extra",)
     assert account.skipped == skipped
 

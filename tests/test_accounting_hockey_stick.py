@@ -13,6 +13,7 @@ from scipy.stats import laplace, norm
 
 from dpconvex.accounting import gdp
 from dpconvex.accounting import hockey_stick as hs
+from dpconvex.accounting.rounding import largest_rounding_within, round_up
 
 # ---------------------------------------------------------------- single-step divergences
 
@@ -343,10 +344,13 @@ def test_random_stop_profile_worst_is_theorem5_and_decreasing_in_record(noise):
 @pytest.mark.parametrize("random_stop", [False, True])
 @pytest.mark.parametrize("epsilon,delta", [(0.5, 1e-5), (2.0, 1e-8), (0.1, 1e-3)])
 def test_calibration_never_overshoots_and_is_tight(noise, random_stop, epsilon, delta):
+    """δ is met at the computed ε whose certified rounding is the target (the margin sits inside it)."""
     level = hs.calibrate_pnsgd_noise(epsilon, delta, **KW, noise=noise, random_stop=random_stop)
     key = "sigma" if noise == "gaussian" else "scale"
-    _, worst = hs.pnsgd_profile(epsilon, **KW, **{key: level}, random_stop=random_stop)
-    _, worst_less = hs.pnsgd_profile(epsilon, **KW, **{key: level * (1 - 1e-6)}, random_stop=random_stop)
+    aim = largest_rounding_within(epsilon)
+    assert round_up(aim) <= epsilon
+    _, worst = hs.pnsgd_profile(aim, **KW, **{key: level}, random_stop=random_stop)
+    _, worst_less = hs.pnsgd_profile(aim, **KW, **{key: level * (1 - 1e-6)}, random_stop=random_stop)
     assert worst <= delta
     assert worst_less > delta * (1 - 1e-3)  # 1e-6 less noise is (essentially) over budget: tight
 
@@ -410,7 +414,7 @@ def test_account_pnsgd_of_an_event_is_the_theorem_at_that_record(noise, record, 
     else:
         fn = hs.pnsgd_gaussian_delta if "sigma" in noise else hs.pnsgd_laplace_delta
         curve = lambda e: float(fn(e, **LOSS, **noise, record=event.n if record is None else record))
-    assert account.epsilon == hs.epsilon_for_delta(curve, 1e-5)
+    assert account.epsilon == round_up(hs.epsilon_for_delta(curve, 1e-5))  # the certified ε: computed, rounded up
     assert curve(account.epsilon) <= 1e-5 and account.delta == 1e-5
     theorem = "Thm 5" if random_stop else ("Thm 4" if "sigma" in noise else "Thm 3")
     assert theorem in account.theorem and account.candidates == {"hockey-stick": account.epsilon}

@@ -13,9 +13,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.optimize import brentq
 from scipy.stats import norm
 
 from dpconvex.accounting import private_sco as sco
+from dpconvex.accounting.rounding import round_up
+from certified import assert_certified
 
 
 def exact_gaussian_delta(epsilon: float, ratio: float) -> float:
@@ -81,7 +84,10 @@ def test_uncertified_composition_numbers_at_theorem6_sigma():
 def test_certificate_is_the_single_use_bound_and_decreases_in_sigma(sigma, n):
     low = sco.account_sco(sco.SCOEvent(n, 2.0, sigma, 2 * n), 1e-6)
     high = sco.account_sco(sco.SCOEvent(n, 2.0, sigma * 1.5, 2 * n), 1e-6)
-    assert low.epsilon == sco.single_use_epsilon(sco.SCOEvent(n, 2.0, sigma, 2 * n), 1e-6)
+    # the certificate is the single-use bound, rounded up by the margin
+    bound = sco.single_use_epsilon(sco.SCOEvent(n, 2.0, sigma, 2 * n), 1e-6)
+    assert low.epsilon == round_up(bound)
+    assert_certified(low.epsilon, bound, rel=1e-12)  # rel: round_up's last ulp
     assert high.epsilon <= low.epsilon
 
 
@@ -89,10 +95,15 @@ def test_certificate_is_the_single_use_bound_and_decreases_in_sigma(sigma, n):
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 4.0])
 def test_calibration_never_overshoots_and_is_tight(n, epsilon):
     sigma = sco.calibrate_sco_sigma(n, 2.0, epsilon, 1e-6)
+    # tight on the certified curve (the account's ε, margin included)
     assert sco.account_sco(sco.SCOEvent(n, 2.0, sigma, 2 * n), 1e-6).epsilon <= epsilon
     assert sco.account_sco(sco.SCOEvent(n, 2.0, sigma * 0.999, 2 * n), 1e-6).epsilon > epsilon
     # the factor (⌈n/2⌉ − 1)/n, typed: 1/3 for n = 3, 249/500 for n = 500
-    assert exact_gaussian_delta(epsilon, 2.0 / sigma) * (math.ceil(n / 2) - 1) / n == pytest.approx(1e-6, rel=1e-6)
+    exposure = (math.ceil(n / 2) - 1) / n
+    assert exact_gaussian_delta(epsilon, 2.0 / sigma) * exposure <= 1e-6
+    # closed form: σ = S/μ with δ(ε; μ)·(⌈n/2⌉ − 1)/n = 10⁻⁶ exactly; the margin costs at most 1 + 10⁻⁵ in σ
+    mu = brentq(lambda m: exact_gaussian_delta(epsilon, m) * exposure - 1e-6, 1e-3, 50.0, xtol=1e-15, rtol=1e-15)
+    assert_certified(sigma, 2.0 / mu, rel=1e-9)
 
 
 def test_calibration_refuses_a_delta_that_every_sigma_meets():

@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.optimize import brentq
 from scipy.special import expit
 from scipy.stats import norm
 
 from dpconvex.accounting import sensitivity as sens
 from dpconvex.accounting.sensitivity import OutputPerturbationEvent, SGDSchedule
+from certified import assert_certified
 
 ORDERS = np.array([1.05, 1.5, 2.0, 3.0, 8.0, 32.0, 256.0, 4096.0])
 
@@ -274,9 +276,17 @@ def test_worst_case_is_the_exact_gaussian_mechanism():
     assert result.bound == "worst-case" and set(result.candidates) == {"worst-case"}
     assert result.order is None and result.conversion == "exact-gdp"
     assert "arXiv:1808.07090" in result.theorem and "Alg. 2" in result.theorem
-    # Balle & Wang 2018 Thm 8, written out with scipy.stats: δ(ε) of N(0, σ²) with sensitivity Δ.
-    r, eps = fixed.sensitivities().max() / fixed.sigma, result.epsilon
-    assert norm.cdf(r / 2 - eps / r) - np.exp(eps) * norm.cdf(-r / 2 - eps / r) == pytest.approx(1e-6, rel=1e-6)
+    # The certified Δ is Alg. 2 replayed verbatim, rounded up by the margin; the certified ε is the exact
+    # Gaussian mechanism's ε at that Δ, rounded up again.
+    certified_sensitivity = fixed.sensitivities().max()
+    assert_certified(certified_sensitivity, algorithm2_verbatim(fixed.schedule, 1.0, 0.5, 2.0).max(), rel=1e-10)
+    r = certified_sensitivity / fixed.sigma
+
+    def excess(eps):  # Balle & Wang 2018 Thm 8, written out with scipy.stats: δ(ε) of N(0, σ²) with Δ, minus δ
+        return norm.cdf(r / 2 - eps / r) - np.exp(eps) * norm.cdf(-r / 2 - eps / r) - 1e-6
+
+    exact = brentq(excess, 0.0, r * r / 2 + 40 * r, xtol=1e-15, rtol=1e-15)  # δ(ε) decreases in ε
+    assert_certified(result.epsilon, exact, rel=1e-9)
 
 
 def test_permutation_gives_a_mixture_candidate_and_best_of_picks_the_smaller():

@@ -2,7 +2,9 @@
 
 Run in-process through ``dpconvex.cli.main``.  Expected numbers are recomputed here from the
 paper's formulas (Alg. 2 replayed update by update, Prop. 2's closed form, Prop. 3's mixture,
-the exact Gaussian-mechanism δ(ε)), not read from the library.
+the exact Gaussian-mechanism δ(ε)), not read from the library.  The printed sensitivities are the
+replay's Δ rounded up by the rounding margin (``tests/certified.py``), and every RDP and ε is computed
+from them; the printed ε are rounded up once more.
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ import math
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
 from scipy.special import logsumexp
 from scipy.stats import norm
 
+from dpconvex.accounting.rounding import round_up, round_up_array
 from dpconvex.cli import main
+from certified import assert_certified
 
 # A run in the paper's notation: L smoothness, μ strong convexity, R gradient bound (difference 2R).
 L, MU, R = 0.251, 0.001, 1.0
@@ -72,6 +77,11 @@ def _gaussian_delta(epsilon, mu):
     return norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
 
 
+def _gaussian_epsilon(delta, mu):
+    """The ε with exact δ(ε) = delta (δ(ε) decreases in ε), to full precision."""
+    return brentq(lambda eps: _gaussian_delta(eps, mu) - delta, 0.0, mu * mu / 2 + 40 * mu, xtol=1e-15, rtol=1e-15)
+
+
 # ----------------------------------------------------------------------------- --order
 @pytest.mark.parametrize("averaging", [None, 3], ids=["inverse-epoch", "restart-tau3"])
 def test_order_prints_mixture_and_worst_case_rdp(capsys, averaging):
@@ -84,7 +94,8 @@ def test_order_prints_mixture_and_worst_case_rdp(capsys, averaging):
     assert payload["order"] == alpha and payload["sigma"] == sigma
 
     delta, q = _alg2(100, 10, 4, 4.0, "restart" if averaging else "inverse-epoch", averaging)
-    assert payload["sensitivity_max"] == pytest.approx(delta.max(), rel=1e-10)
+    assert_certified(payload["sensitivity_max"], delta.max(), rel=1e-10)
+    delta = round_up_array(delta)  # the RDP is computed from the certified sensitivities
     worst = alpha * delta.max() ** 2 / (2 * sigma**2)  # Lemma 1, worst batch
     mixture = logsumexp(alpha * (alpha - 1) * delta**2 / (2 * sigma**2), b=q) / (alpha - 1)  # Prop. 3
     assert payload["worst_case_rdp"] == pytest.approx(worst, rel=1e-10)
@@ -98,6 +109,8 @@ def test_order_with_unequal_batches_uses_the_batch_weights(capsys):
     payload = _run_json(capsys, _base(n=23, batch_size=10, epochs=2, step_size=2.0,
                                       extra=["--sigma", str(sigma), "--order", str(alpha), "--json"]))
     delta, q = _alg2(23, 10, 2, 2.0, "inverse-epoch")
+    assert_certified(payload["sensitivity_max"], delta.max(), rel=1e-10)
+    delta = round_up_array(delta)  # the RDP is computed from the certified sensitivities
     mixture = logsumexp(alpha * (alpha - 1) * delta**2 / (2 * sigma**2), b=q) / (alpha - 1)
     assert payload["rdp"] == pytest.approx(min(mixture, alpha * delta.max() ** 2 / (2 * sigma**2)), rel=1e-10)
     assert payload["rdp"] <= payload["worst_case_rdp"]
@@ -116,8 +129,9 @@ def test_constant_full_batch_worst_case_is_proposition2(capsys, eta_factor):
     delta = 2 * eta * R / (n * (1 - rho))
     if eta_factor == 1.0:
         assert delta == pytest.approx(2 * R / (n * MU), rel=1e-12)  # Prop. 2: η = 2/(L + μ)
-    assert payload["sensitivity_max"] == pytest.approx(delta, rel=1e-9)
-    assert payload["worst_case_rdp"] == pytest.approx(alpha * delta**2 / (2 * sigma**2), rel=1e-9)
+    assert_certified(payload["sensitivity_max"], delta, rel=1e-9)
+    certified = round_up(delta)  # the RDP is computed from the certified sensitivity
+    assert payload["worst_case_rdp"] == pytest.approx(alpha * certified**2 / (2 * sigma**2), rel=1e-9)
     assert payload["rdp"] == pytest.approx(payload["worst_case_rdp"], rel=1e-12)  # m = 1: no mixture gain
 
 
@@ -134,10 +148,12 @@ def test_delta_prints_epsilon_and_exact_worst_case_epsilon(capsys, averaging):
     assert 0 < payload["epsilon"] <= payload["worst_case_epsilon"]
     assert payload["epsilon"] == min(payload["candidates"].values())
     assert set(payload["candidates"]) == {"worst-case", "mixture"}
-    # worst case = the Gaussian mechanism with sensitivity max Δ: its exact δ(ε) is the target δ
+    # worst case = the Gaussian mechanism with the certified sensitivity max Δ (the replay's, rounded up):
+    # its exact ε at the target δ, rounded up
     sens, _ = _alg2(400, 10, 2, 4.0, "restart" if averaging else "inverse-epoch", averaging)
-    mu = sens.max() / sigma
-    assert _gaussian_delta(payload["worst_case_epsilon"], mu) == pytest.approx(delta, rel=1e-6)
+    assert_certified(payload["sensitivity_max"], sens.max(), rel=1e-10)
+    mu = payload["sensitivity_max"] / sigma
+    assert_certified(payload["worst_case_epsilon"], _gaussian_epsilon(delta, mu), rel=1e-9)
     assert payload["candidates"]["worst-case"] == pytest.approx(payload["worst_case_epsilon"], rel=1e-12)
 
 

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 from dpconvex.accounting import private_sco
+from dpconvex.accounting.rounding import round_up
 from dpconvex.cli import main
 from dpconvex.experiments.sco_risk import population_excess_risk, reproduce_sco, theorem6_risk_bound
+from certified import assert_certified
 
 
 def run(capsys, *argv):
@@ -27,7 +29,9 @@ def test_account_sco_prints_both_certificates(capsys):
     event = private_sco.SCOEvent(2000, 1.0, 3.0, 4000)
     assert payload["epsilon_paper"] == pytest.approx(private_sco.paper_epsilon(event, 1e-6))
     assert payload["epsilon_dp_accounting"] == pytest.approx(private_sco.dp_accounting_epsilon(event, 1e-6))
-    assert payload["epsilon"] == pytest.approx(private_sco.single_use_epsilon(event, 1e-6))  # the certificate
+    # the certificate: the single-use bound, rounded up by the margin
+    assert payload["epsilon"] == round_up(private_sco.single_use_epsilon(event, 1e-6))
+    assert_certified(payload["epsilon"], private_sco.single_use_epsilon(event, 1e-6), rel=1e-12)  # round_up's last ulp
     assert payload["bound"] == "single-use" and "reported only" in payload["note"]
     assert payload["steps"] == 4000 and payload["sensitivity"] == 1.0
 

@@ -20,6 +20,7 @@ from dpconvex.audit import soundness
 from dpconvex.audit.soundness import ORACLES, NoiselessGenerator, Scenario, search, sweep
 from dpconvex.losses import LOSSES, HuberizedHingeLoss
 from dpconvex.mechanisms import MECHANISMS, METHODS
+from certified import assert_certified
 
 #: Floating-point slack: the search reaches the oracles' bounds exactly (ratios 1 ± 1e-14 observed).
 TOLERANCE = 1e-9
@@ -48,11 +49,13 @@ def results():
     return sweep("each", workers=2)
 
 
+@pytest.mark.slow
 def test_no_accepted_configuration_certifies_less_than_the_noiseless_truth(results):
     offenders = [(r.scenario, r.ratio) for r in results if r.ratio is not None and r.ratio > 1.0 + TOLERANCE]
     assert not offenders, offenders
 
 
+@pytest.mark.slow
 def test_the_sweep_covers_every_method_and_every_constraint(results):
     accepted = [r for r in results if r.ratio is not None]
     assert {r.scenario.split(" | ")[0] for r in accepted} == set(METHODS)
@@ -88,10 +91,12 @@ def test_the_oracle_flags_the_issue_19_reproduction():
     second, _ = scenario.train(X_prime, np.zeros(100), 0)
     gap = np.linalg.norm(first.coef - second.coef)
     assumed = ORACLES["outpert_gd"](first.certificate, 0, log)
-    assert assumed == pytest.approx(first.certificate.assumptions["sensitivity_max"]) == pytest.approx(0.02)
+    assert assumed == pytest.approx(0.02)
+    assert_certified(first.certificate.assumptions["sensitivity_max"], 0.02, rel=1e-9)  # rounded up by the margin
     assert gap == pytest.approx(0.02387, abs=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method, options", [("outpert_gd", {"epochs": 4}), ("noisy_gd", {"iterations": 8})])
 def test_the_search_finds_a_non_euclidean_projection_posing_as_euclidean(method, options):
     # Local Euclidean Lipschitz constant of the rescaling ≈ 1.2 (tests/test_constraints.py).  The
@@ -103,6 +108,7 @@ def test_the_search_finds_a_non_euclidean_projection_posing_as_euclidean(method,
     assert max(search(scenario, seed=seed).ratio for seed in range(4)) > 1.02
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method, options", [("noisy_gd", {"iterations": 8}), ("pnsgd", {"random_stop": False}),
                                              ("noisy_sgd", {"batching": "cyclic", "batch_size": 2, "epochs": 2,
                                                             "output": "last"})])
@@ -134,6 +140,7 @@ def test_unknown_constraint_fields_are_an_error(monkeypatch):
         soundness.example_constraints()
 
 
+@pytest.mark.slow
 def test_the_search_finds_an_overstated_strong_convexity(monkeypatch):
     # Issue 19 review: with b ∤ n the short last batch of ½‖θ − x‖² is only |B|/b strongly convex.
     # Declaring the full-batch m (the defect, re-created here) lets bok-cgd assume a contraction the run

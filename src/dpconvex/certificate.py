@@ -24,7 +24,9 @@ class PrivacyCertificate:
     mechanism : str
         The trainer that produced the parameters (e.g. ``"noisy_gd"``).
     epsilon, delta : float
-        The (ε, δ)-DP guarantee for replace-one neighbours (ε = ``inf`` means no guarantee).
+        The (ε, δ)-DP guarantee for replace-one neighbours (ε = ``inf`` means no guarantee).  ε is the
+        computed bound rounded up by a relative 10⁻⁵ (:data:`dpconvex.accounting.rounding.ROUNDING_MARGIN`,
+        ``docs/ACCOUNTANTS.md``), so that it does not rest on one platform's rounding.
     bound : str
         The bound that gave ε (the smallest among those whose conditions the run met).
     theorem : str

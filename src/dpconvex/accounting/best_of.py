@@ -28,6 +28,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from .rounding import round_up
+
 __all__ = ["Bound", "BoundRegistry", "PrivacyAccount", "bound_notes"]
 
 E = TypeVar("E")
@@ -59,6 +61,9 @@ class Bound(Generic[E]):
 @dataclass(frozen=True)
 class PrivacyAccount:
     """An (ε, δ) statement with its provenance.
+
+    ``epsilon`` and ``candidates`` are certified numbers: the computed ε rounded up by
+    :data:`.rounding.ROUNDING_MARGIN`.
 
     ``order`` is the RDP order that gave ε (``None`` when no RDP conversion was used, e.g. the exact
     GDP conversion won); ``candidates`` maps every evaluated bound to the ε it gives at this δ;
@@ -173,15 +178,17 @@ class BoundRegistry(Generic[B]):
                 ) -> PrivacyAccount:
         """The :class:`PrivacyAccount` of a :meth:`best_of` result at ``delta``.
 
+        Every ε it states (the winner's and each candidate's) is the computed one rounded up by
+        :data:`.rounding.ROUNDING_MARGIN` (:func:`.rounding.round_up`): these are the certified numbers.
         ``conversion`` names how the winner's ε was obtained; ``extra_assumptions`` are appended to the
         winner's assumptions (run-specific ones, e.g. how a shuffled partition was drawn).
         """
         winner, results, skipped = best
         b = self.bounds[winner]
         epsilon, order = results[winner]
-        return PrivacyAccount(epsilon=epsilon, delta=delta, bound=winner, theorem=b.theorem,
+        return PrivacyAccount(epsilon=round_up(epsilon), delta=delta, bound=winner, theorem=b.theorem,
                               assumptions=b.assumptions + extra_assumptions, order=order, conversion=conversion,
-                              candidates={name: r[0] for name, r in results.items()}, skipped=skipped)
+                              candidates={name: round_up(r[0]) for name, r in results.items()}, skipped=skipped)
 
 
 def bound_notes(account: PrivacyAccount, omit: Collection[str] = ()) -> list[str]:

@@ -46,6 +46,7 @@ from ._checks import check_delta, check_nonnegative, check_positive, check_posit
 from .calibration import smallest_epsilon, smallest_noise
 from .gdp import gd_contraction, gdp_delta, gdp_mu
 from .best_of import PrivacyAccount
+from .rounding import largest_rounding_within, round_up
 
 __all__ = [
     "gaussian_hockey_stick",
@@ -328,6 +329,9 @@ def calibrate_pnsgd_noise(
     :func:`.calibration.smallest_noise` (the library's one calibration) finds it to within a factor
     1 + ``rtol`` (``tolerance="noise"``): the returned level is an evaluated point whose δ is at most
     ``delta`` (calibration never overshoots), and the level divided by 1 + ``rtol`` exceeds ``delta``.
+    δ is evaluated at ε' = :func:`.rounding.largest_rounding_within` (ε), the largest computed ε whose
+    certified value (rounded up by :data:`.rounding.ROUNDING_MARGIN`) is at most ε: the margin sits
+    inside the target.
 
     Start: the level at which the first-step factor alone meets δ, 2L/μ(ε, δ) for Gaussian noise
     (Lemma 2 and Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 2.13: θ_{e^ε}(r) ≤ δ iff r ≤ μ(ε, δ);
@@ -342,13 +346,15 @@ def calibrate_pnsgd_noise(
                   step_size=step_size, diameter=diameter)
     key = "sigma" if noise == "gaussian" else "scale"
 
+    check_nonnegative(epsilon, "epsilon")
+    aim = largest_rounding_within(float(epsilon))
+
     def worst(level: float) -> float:
         if random_stop:
-            return float(pnsgd_random_stop_delta(epsilon, **common, **{key: level}))
+            return float(pnsgd_random_stop_delta(aim, **common, **{key: level}))
         fn = pnsgd_gaussian_delta if noise == "gaussian" else pnsgd_laplace_delta
-        return float(fn(epsilon, **common, record=n, **{key: level}))
+        return float(fn(aim, **common, record=n, **{key: level}))
 
-    check_nonnegative(epsilon, "epsilon")
     if lipschitz == 0.0:
         raise ValueError("lipschitz must be > 0 to calibrate noise (L = 0 needs no noise).")
     _check_loss(lipschitz, smoothness, strong_convexity, step_size)
@@ -439,7 +445,8 @@ class PNSGDEvent:
 def account_pnsgd(event: PNSGDEvent, delta: float) -> PrivacyAccount:
     """ε at ``delta`` for a PNSGD run via Thm 1, as a :class:`PrivacyAccount`.
 
-    ε is read off the E_γ curve by :func:`epsilon_for_delta` (:func:`.calibration.smallest_epsilon`).
+    ε is read off the E_γ curve by :func:`epsilon_for_delta` (:func:`.calibration.smallest_epsilon`)
+    and rounded up by :data:`.rounding.ROUNDING_MARGIN` (the certified ε).
     Thm 5 with ``event.random_stop``, else Thm 4 (``sigma``) or Thm 3 (``scale``) for ``event.record``
     (None: the worst record, t = n).  Cached (pure).
     """
@@ -458,7 +465,7 @@ def account_pnsgd(event: PNSGDEvent, delta: float) -> PrivacyAccount:
         else:
             fn = lambda x: float(pnsgd_laplace_delta(x, **common, record=t, scale=e.scale))
             theorem = NOISES["laplace"][1]
-    eps = epsilon_for_delta(fn, delta)
+    eps = round_up(epsilon_for_delta(fn, delta))
     return PrivacyAccount(
         epsilon=eps, delta=delta, bound="hockey-stick", theorem=theorem,
         assumptions=("replace-one neighbours", "each record used once, in order", "only the output iterate released",

@@ -105,8 +105,10 @@ import numpy as np
 from . import best_of, calibration, gdp
 from ._checks import check_delta, check_epsilon, check_open_unit
 from . import noisy_sgd_bounds as nb
+from . import poisson_pld
 from . import shifted_interpolation as si
 from .noisy_gd import EVERY_ITERATE, HIDDEN_STATE
+from .rounding import round_up
 
 __all__ = [
     "BATCHINGS", "NoisySGDEvent", "SGDBound", "BOUNDS", "EXCLUDED", "unmet_conditions",
@@ -431,8 +433,8 @@ def account(event: NoisySGDEvent, delta: float, *, bound: str = "best") -> best_
 
 
 def composition_epsilon(event: NoisySGDEvent, delta: float) -> float:
-    """ε of the composition baseline (every iterate released) at ``delta``."""
-    return epsilon_of(event, "composition", delta)
+    """ε of the composition baseline (every iterate released) at ``delta``, rounded up as a certified ε."""
+    return round_up(epsilon_of(event, "composition", delta))
 
 
 def _calibrate_one(event: NoisySGDEvent, bound: str, epsilon: float, delta: float, rtol: float) -> float:
@@ -449,14 +451,19 @@ def _calibrate_one(event: NoisySGDEvent, bound: str, epsilon: float, delta: floa
     ε ≲ 0.5 and −2 … −3 at ε ≥ 2, shallower than the model's).  Only the number of accountant calls
     depends on these choices, never the certificate.
     """
-    def epsilon_at(sigma: float) -> float:
-        return epsilon_of(dataclasses.replace(event, sigma=sigma), bound, delta)
+    def epsilon_at(sigma: float) -> float:  # the certified ε, as the account states it
+        return round_up(epsilon_of(dataclasses.replace(event, sigma=sigma), bound, delta))
 
     mu = gdp.gdp_mu(epsilon, delta)
     if BOUNDS[bound].mu is not None or event.batching != "poisson":
         start = gdp_mu(dataclasses.replace(event, sigma=1.0), bound) / mu
         return calibration.smallest_noise(epsilon_at, epsilon, start, rtol=gdp.RTOL, tolerance="noise")
     rate, _, steps = _poisson_args(event)
+    floor = poisson_pld.roundoff_allowance(steps, 2)  # the smallest allowance of any FFT length (module poisson_pld)
+    if rate < 1.0 and delta <= floor:
+        raise ValueError(f"delta must exceed the Poisson PLD's round-off allowance 4*T*log2(N)*u, at least "
+                         f"{floor:.3g} for T = {steps} steps (docs/ACCOUNTANTS.md, 'Rounding margin'); got {delta!r}. "
+                         "Use a larger delta, fewer steps, or shuffled or cyclic batches.")
     scale = event.sensitivity / 2.0
     start = scale * nb.poisson_clt_noise_multiplier(rate, steps, mu)
     model = nb.poisson_clt_slope(rate, start / scale, steps, delta)

@@ -161,8 +161,16 @@ def poisson_pld_epsilon(rate: float, noise_multiplier: float, steps: int, delta:
     :mod:`dpconvex.accounting.noisy_sgd`.
     """
     args = (float(rate), float(noise_multiplier), int(steps))
+    if args[0] >= 1.0:
+        return gdp.gdp_epsilon(float(delta), _full_batch_mu(*args))
     interval = _discretization_for(*args, float(delta)) if discretization is None else float(discretization)
     return _pld_epsilon(*args, interval, float(delta))
+
+
+def _full_batch_mu(rate: float, noise_multiplier: float, steps: int) -> float:
+    """q = 1: every step is the Gaussian pair N(∓1, z²), so T steps are exactly (2√T/z)-GDP (Dong, Roth, Su
+    2019, arXiv:1905.02383, Cor. 3.3): no discretisation needed."""
+    return 2.0 * math.sqrt(steps) / noise_multiplier
 
 
 @lru_cache(maxsize=256)
@@ -175,6 +183,8 @@ def _pld_epsilon(rate: float, noise_multiplier: float, steps: int, discretizatio
 def poisson_pld_delta(rate: float, noise_multiplier: float, steps: int, epsilon: float) -> float:
     """δ(ε) of the same composition (pessimistic, i.e. an upper bound), discretisation ``PLD_DELTA_DISCRETIZATION``."""
     args = (float(rate), float(noise_multiplier), int(steps))
+    if args[0] >= 1.0:
+        return float(gdp.gdp_delta(float(epsilon), _full_batch_mu(*args)))
     return float(_poisson_pld(*args, PLD_DELTA_DISCRETIZATION, _tail_truncation(None)).get_delta_for_epsilon(float(epsilon)))
 
 

@@ -79,6 +79,7 @@ from ._checks import check_delta, check_epsilon
 from .calibration import smallest_noise
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
 from .best_of import PrivacyAccount
+from .rounding import round_up
 
 __all__ = [
     "SCOEvent",
@@ -263,8 +264,9 @@ SINGLE_USE_THEOREM = ("single use: each record enters at most one Gaussian step 
 
 
 def account_sco(event: SCOEvent, delta: float) -> PrivacyAccount:
-    """The certified (ε, δ) of a run: the single-use bound (module note); composition numbers are not used."""
-    epsilon = single_use_epsilon(event, delta)
+    """The certified (ε, δ) of a run: the single-use bound (module note), rounded up by
+    :data:`.rounding.ROUNDING_MARGIN`; composition numbers are not used."""
+    epsilon = round_up(single_use_epsilon(event, delta))
     return PrivacyAccount(
         epsilon=epsilon, delta=float(delta), bound="single-use", theorem=SINGLE_USE_THEOREM,
         assumptions=ASSUMPTIONS, order=None, conversion="exact Gaussian (GDP) curve",
@@ -300,5 +302,5 @@ def calibrate_sco_sigma(n: int, sensitivity: float, epsilon: float, delta: float
         raise ValueError(f"delta must be below (ceil(n/2) - 1)/n = {exposure:.4g} for a meaningful calibration; "
                          f"got {delta!r}.")
     start = float(sensitivity / gdp_mu(epsilon, delta / exposure))
-    return smallest_noise(lambda sigma: single_use_epsilon(SCOEvent(n, sensitivity, sigma, 2 * n), delta), epsilon,
+    return smallest_noise(lambda sigma: account_sco(SCOEvent(n, sensitivity, sigma, 2 * n), delta).epsilon, epsilon,
                           start, rtol=1e-12, tolerance="noise")

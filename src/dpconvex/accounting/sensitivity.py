@@ -52,6 +52,7 @@ from . import best_of, gdp
 from ._checks import check_delta, check_epsilon, check_nonnegative, check_open_unit, check_orders, check_positive
 from .calibration import smallest_noise
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
+from .rounding import round_up_array
 
 __all__ = [
     "SGDSchedule", "STEP_RULES", "make_schedule", "sensitivity_vector", "worst_case_rdp", "mixture_rdp", "proposition2_sensitivity", "rdp_curves",
@@ -291,9 +292,10 @@ class OutputPerturbationEvent:
             raise ValueError(f"permuted must be a bool; got {self.permuted!r}.")
 
     def sensitivities(self) -> NDArray[np.float64]:
-        """Δ of this run (:func:`sensitivity_vector`)."""
-        return sensitivity_vector(self.schedule, smoothness=self.smoothness, strong_convexity=self.strong_convexity,
-                                  gradient_difference=self.gradient_difference)
+        """Δ of this run (:func:`sensitivity_vector`), rounded up by :data:`.rounding.ROUNDING_MARGIN` (certified)."""
+        return round_up_array(sensitivity_vector(self.schedule, smoothness=self.smoothness,
+                                                 strong_convexity=self.strong_convexity,
+                                                 gradient_difference=self.gradient_difference))
 
 
 def rdp_curves(event: OutputPerturbationEvent, orders: ArrayLike = DEFAULT_ORDERS) -> dict[str, NDArray[np.float64]]:

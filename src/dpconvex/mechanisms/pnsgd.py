@@ -40,6 +40,7 @@ import numpy as np
 
 from ..accounting import hockey_stick as accountant
 from ..accounting.hockey_stick import NOISES
+from ..accounting.rounding import largest_rounding_within, round_up
 from ..constraints import Constraint, L2Ball
 from ..problem import Problem
 from .._validation import make_rng
@@ -187,13 +188,13 @@ def train(problem: Problem, plan: PNSGDPlan, random_state: None | int | np.rando
     privacy = accountant.account_pnsgd(event, delta)
     if epsilon is not None and privacy.epsilon > epsilon:
         # ε is read off the δ(ε) curve to a relative 1e-10 and can land just above the target; the
-        # calibration chose the noise so that every record's δ at the target itself is ≤ δ (re-checked
-        # here), and δ(ε) decreases in ε, so the target is the certified ε.
-        _, worst = accountant.pnsgd_profile(float(epsilon), **curve)
+        # calibration chose the noise so that every record's δ at the computed ε whose rounding up is
+        # the target is ≤ δ (re-checked here), and δ(ε) decreases in ε, so the target is the certified ε.
+        _, worst = accountant.pnsgd_profile(largest_rounding_within(float(epsilon)), **curve)
         if float(worst) <= delta:
             privacy = dataclasses.replace(privacy, epsilon=float(epsilon))
     profile, _ = accountant.pnsgd_profile(privacy.epsilon, **curve)
-    composition = _one_step_epsilon(noise, gradient_sensitivity, level, delta)
+    composition = round_up(_one_step_epsilon(noise, gradient_sensitivity, level, delta))
 
     rng = make_rng(random_state)
     stop = int(rng.integers(1, n + 1)) if random_stop else n

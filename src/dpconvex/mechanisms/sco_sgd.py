@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..accounting import private_sco as accountant
+from ..accounting.rounding import round_up
 from ..constraints import Constraint, L2Ball
 from ..losses import LossConstants
 from ..mirror_maps import POTENTIALS, EuclideanPotential, PNormPotential
@@ -183,7 +184,8 @@ def train(problem: Problem, plan: SCOPlan, random_state: None | int | np.random.
                     "stays hidden",
     }, sigma=event.sigma, iterations=max_steps,
         # Every iterate published: the single-use bound must then count the last fresh record too.
-        composition_epsilon=accountant.single_use_epsilon(event, delta, released="trajectory"), notes=tuple(notes))
+        composition_epsilon=round_up(accountant.single_use_epsilon(event, delta, released="trajectory")),
+        notes=tuple(notes))
     return TrainingResult(coef=fresh_sum / fresh_count, certificate=certificate)
 
 
