@@ -80,6 +80,7 @@ def test_privacy_profile_refuses_a_release_that_depends_on_delta():
         privacy_profile(dataclasses.replace(honest, run=run))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(AUDITS))
 def test_every_registered_mechanism_passes_its_quick_audit(name):
     result = run_audit(name, runs=QUICK_RUNS, seed=0)
@@ -88,6 +89,7 @@ def test_every_registered_mechanism_passes_its_quick_audit(name):
     assert result.runs == QUICK_RUNS and result.confidence == pytest.approx(0.999)
 
 
+@pytest.mark.slow
 def test_the_exact_mechanism_audit_has_power():
     # On the tight (Gaussian) target a quick audit already finds a clearly positive lower bound.
     assert run_audit("noisy-gd", runs=QUICK_RUNS, seed=1).audit_epsilon_lower > 0.3
@@ -131,6 +133,7 @@ def test_every_mechanism_is_registered():
     assert set(MECHANISMS) <= {target.mechanism for target in AUDITS.values()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(name for name, target in AUDITS.items() if target.exact_law))
 def test_law_check_of_every_exact_target_passes(name):
     result = run_law_check(name, runs=QUICK_RUNS, seed=0)
@@ -143,6 +146,7 @@ def test_law_check_gap_is_the_closed_form():
     assert result.expected_gap == pytest.approx(-0.5 * sum(0.5**i for i in range(20)) * 2 / 10)
 
 
+@pytest.mark.slow
 def test_law_check_fails_for_a_trainer_with_less_noise_than_certified():
     result = run_law_check(noise_mutant(AUDITS["noisy-gd"], 0.8), runs=QUICK_RUNS, seed=0)
     assert not result.passed

@@ -130,6 +130,7 @@ def test_the_multinomial_canaries_approach_sin_a_times_the_sensitivity_once_the_
         assert np.linalg.norm(in_d - in_d_prime) <= sensitivity * (1 + 1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MUTATIONS))
 def test_the_honest_multiclass_target_passes_the_audit_that_catches_its_mutant(name):
     runs, _ = MUTATIONS[name]
@@ -138,6 +139,7 @@ def test_the_honest_multiclass_target_passes_the_audit_that_catches_its_mutant(n
     assert result.audit_epsilon_lower <= result.certified_epsilon and result.profile_margin <= 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MUTATIONS))
 def test_a_multiclass_trainer_adding_half_the_noise_fails_the_audit(name):
     runs, factor = MUTATIONS[name]

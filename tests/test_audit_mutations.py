@@ -60,6 +60,7 @@ def test_every_registered_target_has_a_mutation_test():
     assert set(MUTATIONS) | elsewhere[0] | elsewhere[1] == set(AUDITS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MUTATIONS))
 def test_a_trainer_adding_less_noise_than_its_certificate_fails_the_audit(name):
     runs, factor = MUTATIONS[name]
@@ -68,6 +69,7 @@ def test_a_trainer_adding_less_noise_than_its_certificate_fails_the_audit(name):
     assert result.profile_margin > 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(name for name, target in AUDITS.items() if target.exact_law))
 def test_the_law_check_fails_halved_noise_at_once(name):
     # The χ² interval (tails 1e-6) at 200 runs starts near 0.66; the variance ratio is exactly 1/4

@@ -142,6 +142,7 @@ def test_the_candidates_train_what_the_closed_form_says():
         assert np.allclose(result.coef, mean, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_with_negligible_noise_the_winner_follows_the_scores():
     """P[the losing λ is released] = P[every run drew it] = Σ_k γ(1 − γ)^{k−1} 2^{−k} = γ/(1 + γ), geometric."""
     target, pair = AUDITS["selection-geometric"], selection_pair()
@@ -178,12 +179,14 @@ def test_the_certificate_meets_the_target_and_is_the_theorems(name):
     assert report.epsilon <= accountant.get_epsilon(target.delta) <= tolerance * report.epsilon
 
 
+@pytest.mark.slow
 def test_the_honest_geometric_selection_passes_the_audit_that_catches_its_mutant():
     runs, _ = MUTATIONS["selection-geometric"]["score noise x0.5"]
     result = run_audit("selection-geometric", runs=runs, seed=0)
     assert result.passed, result
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, mutant", [(n, m) for n, mutants in sorted(MUTATIONS.items()) for m in sorted(mutants)])
 def test_every_mutant_of_the_selection_fails_its_audit(name, mutant, monkeypatch):
     runs, mutate = MUTATIONS[name][mutant]

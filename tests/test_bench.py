@@ -34,6 +34,9 @@ def _separable(n: int = 600, d: int = 5, seed: int = 0) -> tuple[np.ndarray, np.
     return X, (X @ w > 0).astype(int)
 
 
+pytestmark = pytest.mark.slow  # the fixture runs the whole benchmark; the Adult test runs quick mode on Adult
+
+
 @pytest.fixture(scope="module")
 def out(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")

@@ -108,6 +108,7 @@ def quick_run(tmp_path_factory):
     return out, before
 
 
+@pytest.mark.slow
 def test_quick_run_writes_every_fit_and_keeps_the_other_task(quick_run):
     out, _ = quick_run
     frame = pd.read_csv(out / bench_datasets.CSV)
@@ -121,6 +122,7 @@ def test_quick_run_writes_every_fit_and_keeps_the_other_task(quick_run):
         assert sorted(ours["epsilon"].unique()) == sorted(epsilons)
 
 
+@pytest.mark.slow
 def test_quick_run_renders_its_section_after_the_earlier_text(quick_run):
     out, before = quick_run
     text = (out / "BENCHMARKS.md").read_text(encoding="utf-8")
@@ -132,6 +134,7 @@ def test_quick_run_renders_its_section_after_the_earlier_text(quick_run):
     assert len(summary) == 2
 
 
+@pytest.mark.slow
 def test_private_accuracy_beats_the_majority_at_epsilon_one_on_breast_cancer():
     """Five folds at ε = 1: the default's mean accuracy ≥ the majority's + 10 points.
 
@@ -163,6 +166,7 @@ def test_loading_is_quiet_about_the_documented_clips_only():
             load_bundled(name)
 
 
+@pytest.mark.slow
 def test_multiclass_run_fits_the_k_class_peers_and_records_objpert_as_binary_only(tmp_path):
     bench_datasets.run_datasets(["wine"], out=tmp_path, quick=True, progress=False)
     frame = pd.read_csv(tmp_path / bench_datasets.CSV)
@@ -196,6 +200,7 @@ def test_the_peers_fit_the_estimators_loss(task, expected):
     assert loss.name == expected and loss.parameter_dimension(64) == 640
 
 
+@pytest.mark.slow
 def test_multiclass_private_accuracy_is_far_above_the_majority_on_digits():
     """Two folds of digits at ε = 2: the default and DP-SGD beat the majority (≈ 10 %) by ≥ 30 points.
 
@@ -221,6 +226,7 @@ def test_the_cli_choices_list_the_bundled_data_sets():
     assert cli_choices.BENCH_DATASETS == tuple(DATASETS)
 
 
+@pytest.mark.slow
 def test_bench_on_a_bundled_data_set_from_the_cli(tmp_path):
     from dpconvex.cli import main
 

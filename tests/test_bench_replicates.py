@@ -29,6 +29,9 @@ def _data(n: int = 300, d: int = 4, seed: int = 0) -> tuple[np.ndarray, np.ndarr
     return X, y
 
 
+pytestmark = pytest.mark.slow  # the fixture fits every replicated entry
+
+
 @pytest.fixture(scope="module")
 def run():
     """The tuned section, then the replicated entries with every sgd_ma call's seed and grid point recorded."""

@@ -256,6 +256,7 @@ def test_reproduce_langevin_writes_figures(tmp_path, capsys):
         assert {str(png), str(table)} <= {str(Path(p)) for p in payload.values()}
 
 
+@pytest.mark.slow
 def test_audit_prints_json_with_lower_bound_certificate_and_law_check(capsys):
     assert main(["audit", "noisy-gd", "--runs", "200", "--json"]) == 0
     (result,) = json.loads(capsys.readouterr().out)
@@ -264,6 +265,7 @@ def test_audit_prints_json_with_lower_bound_certificate_and_law_check(capsys):
     assert result["law_check"]["passed"]
 
 
+@pytest.mark.slow
 def test_audit_table_lists_every_registered_mechanism(capsys):
     from dpconvex.audit import AUDITS
 

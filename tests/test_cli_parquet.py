@@ -20,6 +20,8 @@ from dpconvex.datasets.encoding import encode, encode_labels
 from dpconvex.estimators import PrivateLogisticRegression
 from test_data_dask import local_cluster
 
+pytestmark = pytest.mark.slow  # trains on a Dask cluster
+
 SCHEMA = {"target": "label", "positive_label": "yes", "categorical": {"colour": ["red", "blue"]},
           "numerical": {"a": [-2, 2], "b": [-2, 2], "c": [-2, 2]}}
 

@@ -30,6 +30,8 @@ from dpconvex.exceptions import PrivacyLeakWarning
 from dpconvex.losses import HuberizedHingeLoss, LogisticLoss, SquaredLoss, row_norms
 from dpconvex.losses_multiclass import MultinomialLogisticLoss, OneVsRestLoss
 
+pytestmark = pytest.mark.slow  # LocalClusters of worker processes
+
 N, D, CHUNK, K = 1000, 6, 137, 3  # 8 blocks (7 of 137 rows, one of 41)
 DATA_NORM = 4.0                    # above every row norm of the main data (no clipping there)
 RTOL, ATOL = 1e-12, 1e-11

@@ -42,6 +42,7 @@ def test_cli_reference_is_current():
         "docs/cli.md differs from the command line's --help: run `python docs/generate_cli_reference.py`")
 
 
+@pytest.mark.slow
 def test_sphinx_build_has_no_warning(tmp_path):
     """Nitpicky HTML build of docs/ (API reference from the docstrings): any warning, a broken
     cross-reference included, fails it, and so does a docstring section numpydoc cannot parse (it

@@ -41,7 +41,7 @@ from test_data_dask import ONE_RETRY, local_cluster, wait_for_workers
 N, D, CHUNK = 2400, 5, 350  # 7 blocks (6 of 350 rows, one of 300)
 RTOL, ATOL = 1e-9, 1e-12
 DECLARATIONS = dict(loss=LogisticLoss(), epsilon=1.0, delta=1e-6)
-pytestmark = pytest.mark.filterwarnings("ignore::dpconvex.exceptions.PrivacyLeakWarning")  # the 40 clipped rows
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::dpconvex.exceptions.PrivacyLeakWarning")]  # Dask cluster; the 40 clipped rows
 
 
 @pytest.fixture(scope="module")

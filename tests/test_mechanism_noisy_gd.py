@@ -38,6 +38,7 @@ def _assert_gaussian_law(samples, mean, variance):
     assert np.all((lo < ratio) & (ratio < hi)), f"variance ratio {ratio} outside ({lo:.3f}, {hi:.3f})"
 
 
+@pytest.mark.slow
 def test_output_law_on_quadratic_distance_matches_chourasia_closed_form():
     # Thm 3 proof (appendix form, without the main text's spurious 1/n²): from θ₀ = 0,
     # θ_K ~ N(x̄(1 − (1−η)^K), 2ησ² Σ_{i<K}(1−η)^{2i} I).
@@ -54,6 +55,7 @@ def test_output_law_on_quadratic_distance_matches_chourasia_closed_form():
     _assert_gaussian_law(samples, mean, variance)
 
 
+@pytest.mark.slow
 def test_output_law_on_ridge_with_stationary_start_matches_linear_gaussian_recursion():
     # Squared loss: θ_{k+1} = (I − ηH)θ_k + ηb + √(2η)σZ with H = XᵀX/n + λI, b = Xᵀy/n, and
     # θ₀ ~ N(0, 2σ²/λ I) (Cor. 1's start).  Mean and covariance follow by an independent recursion.

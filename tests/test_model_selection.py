@@ -195,6 +195,7 @@ def test_the_model_is_trained_on_the_training_part_only(seed):
     assert fits[0].privacy_report_.assumptions["n_validation"] == validation.size
 
 
+@pytest.mark.slow
 def test_the_score_is_the_validation_accuracy_plus_gaussian_noise_of_sd_one_over_n_val_mu():
     """best_score_ − the released model's exact accuracy on the rebuilt validation part ~ N(0, (1/(n_val·μ))²).
 

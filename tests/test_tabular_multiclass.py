@@ -327,6 +327,7 @@ def _adult_schema(folder: Path, target: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not ADULT.exists(), reason="needs ../shared/data/adult")
 def test_adult_export_trains_seven_marital_statuses_with_a_declared_schema(tmp_path, capsys) -> None:
     """Beats the majority class: the held-out majority share stays within 0.05 of the file's with
@@ -343,6 +344,7 @@ def test_adult_export_trains_seven_marital_statuses_with_a_declared_schema(tmp_p
     assert payload["test_accuracy"] > majority + 0.05
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not ADULT.exists(), reason="needs ../shared/data/adult")
 def test_adult_export_trains_five_races_without_a_schema(tmp_path, capsys) -> None:
     data = _adult_export(tmp_path)
