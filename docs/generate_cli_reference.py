@@ -18,11 +18,29 @@ HELP_COLUMNS = 100
 #: The page this script writes.
 CLI_PAGE = Path(__file__).resolve().parent / "cli.md"
 
+#: The page's introduction; ``{epsilon}``, ``{delta}`` and ``{min_held_out}`` are filled in from the code.
 HEADER = """# CLI reference
 
 Every command's `--help`, generated from `dpconvex.cli.build_parser()` by
 `python docs/generate_cli_reference.py` (do not edit by hand; a test fails when this page is out of
 date). Examples of what the commands are for: [Command line and your own data](usage.md).
+
+Conventions of every command:
+
+- `dpconvex --version` prints `dpconvex VERSION` (the installed package's version). `dpconvex` or
+  `dpconvex account` without a subcommand prints its help on stdout and exits with status 0.
+- Each option's help ends with its default, `(default: VALUE)`, or says in words what happens
+  without it. Flags (`--json`, `--quick`, ...) are off unless given; an option shown without a
+  default is not used unless given. `dpconvex train --epsilon` and `--delta` default to the Python
+  estimators' own defaults (ε = {epsilon}, δ = {delta}).
+- Invalid input exits with status 2 and one line `dpconvex: error: ...` on stderr, naming the
+  option; argparse's own refusals (an unknown option, a missing required one) print the usage
+  first. `train`'s `--schema`, `--target` and `--positive` describe your own data file: without
+  `--csv` (or `--parquet`) they are refused rather than ignored.
+- Warnings are printed on stderr as `dpconvex: warning: Category: message`, without the
+  library's file paths.
+- `train` on a CSV prints, after the test accuracy, a note when fewer than {min_held_out} rows were held out:
+  such a score is too noisy to mean anything (with `--json` the note goes to stderr).
 """
 
 
@@ -39,6 +57,8 @@ def render() -> str:
     """The Markdown text of docs/cli.md, with the help wrapped at :data:`HELP_COLUMNS` columns."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     from dpconvex.cli import build_parser
+    from dpconvex.cli_choices import DEFAULT_DELTA, DEFAULT_EPSILON
+    from dpconvex.cli_output import MIN_HELD_OUT
 
     previous = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = str(HELP_COLUMNS)
@@ -50,7 +70,8 @@ def render() -> str:
             del os.environ["COLUMNS"]
         else:
             os.environ["COLUMNS"] = previous
-    return "\n".join([HEADER, *sections])
+    header = HEADER.format(epsilon=DEFAULT_EPSILON, delta=DEFAULT_DELTA, min_held_out=MIN_HELD_OUT)
+    return "\n".join([header, *sections])
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ What is guaranteed, and so what is tested:
 from __future__ import annotations
 
 import math
+import warnings
 
 import dp_accounting
 import mpmath
@@ -31,7 +32,7 @@ from scipy.stats import norm
 
 from dpconvex.accounting import noisy_sgd_bounds as nb
 from dpconvex.accounting import poisson_pld as pp
-from dpconvex.accounting.gdp import gdp_epsilon
+from dpconvex.accounting.gdp import gdp_delta, gdp_epsilon
 
 GRID = [(q, z) for q in (1e-3, 0.004, 0.05, 0.5, 0.99) for z in (0.3, 0.5, 1.0, 2.0, 10.0, 500.0)]
 DEPENDENCY_NOTE = ("beyond the round-off allowance: a NumPy / SciPy / dp-accounting release changed these "
@@ -175,3 +176,23 @@ def test_bad_arguments_are_refused(args):
     """Nonsense arguments (and q = 1, which the callers compute in closed form) are refused, not computed."""
     with pytest.raises(ValueError, match="need 0 < rate < 1"):
         pp.poisson_pld(*args)
+
+
+def test_the_grid_is_kept_within_its_size_caps_and_refused_beyond_them():
+    """Ordinary runs keep their interval (a few thousand bins); a tiny z, whose losses span ~1/z², gets a coarser
+    (still pessimistic) interval within the caps; beyond the coarsest interval the PLD is not built (ε = ∞)."""
+    assert pp.bounded_discretization(0.0045, 1.0, 1000, 6e-3, 1e-11) == 6e-3
+    coarse = pp.bounded_discretization(0.1, 0.03, 50, 1e-2, 1e-15)
+    _, probs, _ = pp.single_step_probabilities(0.1, 0.03, coarse)
+    lower, upper = pp._window(probs, 50, 1e-15)
+    assert coarse > 1e-2 and len(probs) <= pp.MAX_STEP_BINS and upper - lower + 1 <= pp.MAX_COMPOSED_BINS
+    assert pp.bounded_discretization(0.1, 1e-4, 50, 1e-2, 1e-15) == math.inf
+    assert nb.poisson_pld_epsilon(0.1, 1e-4, 50, 1e-6) == math.inf
+
+
+def test_gdp_delta_has_no_overflow_at_any_epsilon():
+    """The Mills-ratio form: no exponential of ε, so no overflow warning, and δ stays in [0, 1]."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        values = gdp_delta(np.array([0.0, 100.0, 1e200, 1e300, math.inf]), 1e150)
+    assert np.all((values >= 0) & (values <= 1))

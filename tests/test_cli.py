@@ -18,6 +18,7 @@ import pytest
 from dpconvex.accounting import noisy_gd as accountant
 from dpconvex.certificate import NO_GUARANTEE
 from dpconvex.cli import main
+from dpconvex.cli_choices import DEFAULT_EPSILON
 from dpconvex.datasets.holdout import HELD_OUT_NOTE
 from dpconvex.exceptions import DataDependentPreprocessingWarning
 
@@ -184,7 +185,7 @@ def _voided(notes) -> bool:
     return any(note.startswith(NO_GUARANTEE) for note in notes)
 
 
-def _check_train_payload(payload, epsilon_bound=0.1):  # the default --epsilon
+def _check_train_payload(payload, epsilon_bound=DEFAULT_EPSILON):  # the default --epsilon
     assert {"test_accuracy", "certificate"} <= set(payload)
     assert 0.0 <= payload["test_accuracy"] <= 1.0
     assert payload["n_train"] + payload["n_test"] == ROWS
@@ -236,7 +237,7 @@ def test_train_adult_default(capsys):
     payload = _run_json(capsys, ["train", "--json", "--seed", "0"])
     majority_rate = 0.7638  # of adult.test
     assert payload["test_accuracy"] > 0.77 > majority_rate
-    assert payload["epsilon"] <= 0.1
+    assert payload["epsilon"] <= DEFAULT_EPSILON == 1.0  # the estimators' default
     assert payload["delta"] == 1e-8
     assert payload["theorem"].strip()
     assert payload["certificate"]["epsilon"] == payload["epsilon"]

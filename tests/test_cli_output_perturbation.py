@@ -211,7 +211,7 @@ def test_missing_required_option_is_an_argparse_error(capsys):
 
 # ----------------------------------------------------------------------------- train --method
 def test_train_rsgd_ar_on_adult(capsys):
-    payload = _run_json(capsys, ["train", "--method", "rsgd_ar", "--json", "--seed", "0"])
+    payload = _run_json(capsys, ["train", "--method", "rsgd_ar", "--epsilon", "0.1", "--json", "--seed", "0"])
     assert payload["dataset"] == "adult"
     assert payload["test_accuracy"] > 0.77
     assert payload["epsilon"] <= 0.1

@@ -25,7 +25,10 @@ from .accounting.best_of import bound_notes
 from .accounting.rdp import CONVERSIONS
 from .cli_account import add_account_noisy_sgd
 from .cli_audit import add_audit, add_soundness
-from .cli_choices import BENCH_BASELINES, BENCH_DATASETS, BENCH_EPSILONS, BENCH_TASKS, METHODS, REPRODUCTION_METHODS
+from .cli_choices import (BENCH_BASELINES, BENCH_DATASETS, BENCH_EPSILONS, BENCH_TASKS, DEFAULT_DELTA, DEFAULT_EPSILON,
+                          METHODS, REPRODUCTION_METHODS)
+from .cli_output import (VersionAction, check_data_options, cli_warnings, print_help_of, small_held_out_note,
+                         use_formatter)
 
 __all__ = ["main"]
 
@@ -57,7 +60,8 @@ def _emit(payload: dict, as_json: bool) -> None:
 # --------------------------------------------------------------------------- account langevin
 def _add_account(sub: argparse._SubParsersAction) -> None:
     account = sub.add_parser("account", help="privacy accounting without training")
-    families = account.add_subparsers(dest="family", required=True)
+    families = account.add_subparsers(dest="family")
+    account.set_defaults(handler=print_help_of(account))  # without a family: its help, exit status 0
     p = families.add_parser("langevin", help="noisy GD (Chourasia et al. 2021; Bok et al. 2024)")
     p.add_argument("--n", type=_positive_int, required=True, help="dataset size")
     p.add_argument("--sensitivity", type=float, required=True, help="S_g, sum-gradient sensitivity (<= 2L)")
@@ -289,8 +293,10 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scheduler", help="with --parquet: address of a running Dask scheduler (e.g. "
                    "tcp://10.0.0.5:8786); default: a LocalCluster started and closed for the run")
     p.add_argument("--test-size", type=float, default=0.2, help="with --csv: held-out fraction")
-    p.add_argument("--epsilon", type=_positive_float, default=0.1)
-    p.add_argument("--delta", type=float, default=1e-8)
+    p.add_argument("--epsilon", type=_positive_float, default=DEFAULT_EPSILON,
+                   help="privacy budget of the certificate; the default is the Python estimators' own")
+    p.add_argument("--delta", type=float, default=DEFAULT_DELTA,
+                   help="delta of the certificate; the default is the estimators' own")
     p.add_argument("--model", default="logistic", choices=list(MODELS))
     p.add_argument("--method", choices=list(METHODS),
                    help="trainer (default: auto, which configures Poisson noisy SGD by a stated utility bound; "
@@ -313,6 +319,7 @@ def trainer_keywords(args: argparse.Namespace) -> dict:
 
 
 def _run_train(args: argparse.Namespace) -> dict:
+    check_data_options(args)  # --schema, --target, --positive without --csv would be ignored: refused
     from . import estimators
     from .datasets.holdout import HELD_OUT_NOTE, load_train_test
     from .mechanisms import METHOD_ADVICE
@@ -355,8 +362,12 @@ def _run_train(args: argparse.Namespace) -> dict:
     }
     if not args.json:
         print(f"test accuracy: {payload['test_accuracy']:.4f} on {payload['n_test']} held-out rows")
+        if note := small_held_out_note(payload["n_test"]):
+            print(note)
         print(certificate)
         return {}
+    if note := small_held_out_note(payload["n_test"]):  # stderr, so that stdout stays valid JSON
+        print(f"dpconvex: {note}", file=sys.stderr)
     return payload
 
 
@@ -486,21 +497,29 @@ def _run_bench(args: argparse.Namespace) -> dict:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``dpconvex`` command."""
-    parser = argparse.ArgumentParser(prog="dpconvex", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="dpconvex", description=__doc__.splitlines()[0],
+                                     epilog="Without a command, dpconvex prints this help.")
+    parser.add_argument("--version", action=VersionAction)
+    sub = parser.add_subparsers(dest="command")
+    parser.set_defaults(handler=print_help_of(parser))  # without a command: this help, exit status 0
     for add in (_add_train, _add_account, _add_reproduce, _add_bench, add_audit, add_soundness):
         add(sub)
+    use_formatter(parser)  # every option's default in its --help
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status (2 for invalid input or an unreadable file, with the message on stderr)."""
-    args = build_parser().parse_args(argv)
-    try:
-        payload = args.handler(args)
-    except (ValueError, OSError) as error:
-        print(f"dpconvex: error: {error}", file=sys.stderr)
-        return 2
+    """Entry point; returns the exit status (2 for invalid input or an unreadable file, with the message on stderr).
+
+    Warnings are shown as ``dpconvex: warning: Category: message`` while it runs (:func:`.cli_output.cli_warnings`).
+    """
+    with cli_warnings():
+        args = build_parser().parse_args(argv)
+        try:
+            payload = args.handler(args)
+        except (ValueError, OSError) as error:
+            print(f"dpconvex: error: {error}", file=sys.stderr)
+            return 2
     if payload:
         _emit(payload, getattr(args, "json", True))
     return 0

@@ -1,5 +1,7 @@
 """The names the ``dpconvex`` command offers as choices, without importing the modules that define them.
 
+The defaults ``train`` shares with the estimators (``epsilon``, ``delta``) are repeated here too.
+
 ``dpconvex --help`` and ``dpconvex account ...`` must start without scikit-learn, tqdm, matplotlib,
 the benchmark or the audit, yet the parsers of ``train``, ``bench``, ``audit`` and ``soundness``
 list trainers, tasks, baselines and audit targets registered in those heavy modules.  The names
@@ -9,8 +11,15 @@ name, so a registry that gains or loses an entry fails the test until this modul
 
 from __future__ import annotations
 
-__all__ = ["AUDIT_TARGETS", "BENCH_BASELINES", "BENCH_DATASETS", "BENCH_EPSILONS", "BENCH_TASKS", "METHODS",
-           "REPRODUCTION_METHODS"]
+__all__ = ["AUDIT_TARGETS", "BENCH_BASELINES", "BENCH_DATASETS", "BENCH_EPSILONS", "BENCH_TASKS", "DEFAULT_DELTA",
+           "DEFAULT_EPSILON", "METHODS", "REPRODUCTION_METHODS"]
+
+#: The estimators' default ``epsilon`` (``PrivateLogisticRegression().epsilon``): the default of
+#: ``dpconvex train --epsilon``.
+DEFAULT_EPSILON: float = 1.0
+
+#: The estimators' default ``delta``: ``dpconvex train --delta``'s default.
+DEFAULT_DELTA: float = 1e-8
 
 #: The keys of :data:`dpconvex.mechanisms.METHODS`: every ``method`` the estimators and ``--method`` accept.
 METHODS: tuple[str, ...] = ("noisy_gd", "noisy_sgd", "rsgd_ar", "nsgd", "outpert_gd", "pnsgd", "sco_noisy_sgd",

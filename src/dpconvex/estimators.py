@@ -100,6 +100,15 @@ class PrivateLogisticRegression(PrivateClassifier):
         As in the module docstring.
     l2_regularization_ : float
         The λ the model was trained with (``l2_regularization`` itself is never changed).
+
+    Notes
+    -----
+    The certificate covers one fit whose hyperparameters were chosen without looking at the private
+    data (every certificate states it among its conditions).  Tuning ``epsilon``,
+    ``l2_regularization`` or any other parameter on that data, e.g. ``GridSearchCV`` over this
+    estimator, is not covered: each fitted model still reports its single-fit ε.  To choose λ on
+    the private data use :class:`~dpconvex.model_selection.PrivateLogisticRegressionCV`, whose one
+    certificate covers the selection (docs/model-selection.md).
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization="auto",
@@ -141,6 +150,12 @@ class PrivateHuberSVC(PrivateClassifier):
     (:class:`~dpconvex.losses_multiclass.OneVsRestLoss`: per-example gradient bound √K·X), which
     certifies the joint run (without subsampling, exactly the GDP composition of the K runs; see
     :mod:`dpconvex.losses_multiclass`); ``predict`` takes the highest score.
+
+    Notes
+    -----
+    As for :class:`PrivateLogisticRegression`, tuning hyperparameters on the private data (e.g.
+    ``GridSearchCV``) is not covered by the certificate; choose λ privately with
+    :class:`~dpconvex.model_selection.PrivateHuberSVCCV`.
     """
 
     _parameter_constraints = {**PrivateClassifier._parameter_constraints,
@@ -186,6 +201,12 @@ class PrivateRidge(RegressorMixin, PrivateLinearModel):
         Radius R of the L2 ball the iterates are projected on (the squared loss needs a bounded
         domain for a finite sensitivity).  ``"auto"`` is label_bound/√λ, which contains the ridge
         minimiser (λ/2‖w*‖² ≤ f(w*) ≤ f(0) ≤ Y²/2).
+
+    Notes
+    -----
+    As for :class:`PrivateLogisticRegression`, tuning hyperparameters on the private data (e.g.
+    ``GridSearchCV``) is not covered by the certificate; choose λ privately with
+    :class:`~dpconvex.model_selection.PrivateRidgeCV`.
     """
 
     _parameter_constraints = {
@@ -294,6 +315,13 @@ class PrivateLinearSVC(_NonSmoothModel, PrivateClassifier):
         As in :class:`PrivateLogisticRegression`: declare the label set to keep the guarantee
         (``None`` reads it from ``y`` and voids it, ε = inf).  K ≥ 3 classes train the K
         one-vs-rest hinge models at once (:class:`~dpconvex.losses_multiclass.OneVsRestLoss`).
+
+    Notes
+    -----
+    As for :class:`PrivateLogisticRegression`, tuning hyperparameters on the private data (e.g.
+    ``GridSearchCV``) is not covered by the certificate.  No ``…CV`` estimator trains this loss:
+    choose ``radius`` and λ on public data, or use
+    :class:`~dpconvex.model_selection.PrivateHuberSVCCV` (a smooth SVM) to choose λ privately.
     """
 
     _parameter_constraints = {**_NONSMOOTH_CONSTRAINTS, "classes": CLASSES_RULES}
@@ -319,6 +347,13 @@ class PrivateLADRegressor(_NonSmoothModel, RegressorMixin, PrivateLinearModel):
     Trained like :class:`PrivateLinearSVC` (Arora, Marinov, Ullah, Algorithm 1).  The subgradient
     sign(wᵀx − y)·x is bounded by ``data_norm`` whatever the target, so targets are never clipped
     and no label bound is needed.  Parameters as in :class:`PrivateLinearSVC`, except ``classes``.
+
+    Notes
+    -----
+    As for :class:`PrivateLogisticRegression`, tuning hyperparameters on the private data (e.g.
+    ``GridSearchCV``) is not covered by the certificate.  No ``…CV`` estimator trains this loss:
+    choose ``radius`` and λ on public data, or use :class:`~dpconvex.model_selection.PrivateRidgeCV`
+    to choose λ privately for a ridge model.
     """
 
     _parameter_constraints = _NONSMOOTH_CONSTRAINTS

@@ -44,7 +44,15 @@ from .datasets.encoding import encode, feature_names, require_columns
 from .datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON, TabularSchema, check_data_dependent
 from .exceptions import DataDependentPreprocessingWarning
 
-__all__ = ["PublicSchemaTransformer"]
+__all__ = ["CONVERSION_LOSES_MARK", "PublicSchemaTransformer"]
+
+#: What the warning of a data-dependent schema's output says about converting it (the mark lives on the array).
+CONVERSION_LOSES_MARK = (
+    "the protection is a mark on this output array only: converting it (np.asarray, np.array, pd.DataFrame, or "
+    "copying its values into a new array) drops the mark, and a model fitted on the converted data certifies a "
+    "finite epsilon it does not have; fit the model in a Pipeline with this transformer "
+    "(make_pipeline(transformer, estimator)) on the DataFrame itself"
+)
 
 
 class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
@@ -62,7 +70,11 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
     allow_data_dependent : bool, default False
         A schema with ``data_dependent=True`` (read from the data, e.g. by
         :meth:`from_dataframe`) is refused by ``fit`` unless this is True. Whoever opts in
-        must void the model's certificate: :meth:`certify` does it.
+        must void the model's certificate: :meth:`certify` does it.  Each output of ``transform``
+        then carries a mark that voids the certificate of an estimator fitted on it, with a
+        :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning` saying that converting the
+        output (``np.asarray``, ``pd.DataFrame``, copying it into a new array) drops the mark: fit
+        the model in a ``Pipeline`` with this transformer (:data:`CONVERSION_LOSES_MARK`).
 
     Attributes
     ----------
@@ -147,7 +159,8 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
             return encoded
         # Read from the data: mark the output, so an estimator fitted on it voids its certificate.
         warnings.warn(f"{DATA_DEPENDENT_SCHEMA_REASON}: a model fitted on this output has no differential-privacy "
-                      "guarantee (epsilon = inf)", DataDependentPreprocessingWarning, stacklevel=2)
+                      f"guarantee (epsilon = inf); {CONVERSION_LOSES_MARK}", DataDependentPreprocessingWarning,
+                      stacklevel=2)
         return mark_data_dependent(encoded, DATA_DEPENDENT_SCHEMA_REASON)
 
     def _transform_partitions(self, X: Any) -> Any:
@@ -225,7 +238,10 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
         indicator per numerical column), as in :meth:`TabularSchema.infer`, which emits a
         :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`. The schema says
         ``data_dependent=True``, so ``fit`` refuses it unless ``allow_data_dependent=True``
-        is passed here, and :meth:`certify` voids the model's certificate.
+        is passed here, and :meth:`certify` voids the model's certificate.  A model fitted on
+        the output in a ``Pipeline`` with the transformer voids its own; converting the output
+        first (``np.asarray``, ``pd.DataFrame``) loses that protection, as ``transform``'s
+        warning says.
 
         Parameters
         ----------

@@ -15,6 +15,7 @@ import dataclasses
 import inspect
 import numbers
 import sys
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
@@ -25,6 +26,7 @@ from numpy.typing import NDArray
 from ._validation import (check_privacy_budget, check_training_data, enforce_label_bound, enforce_norm_bound,
                           is_dask_collection)
 from .constraints import Constraint, Unconstrained
+from .exceptions import PrivacyLeakWarning
 from .losses import Loss, LossConstants, row_norms
 
 if TYPE_CHECKING:  # the Dask backend is an optional extra, imported only for Dask collections
@@ -194,7 +196,8 @@ class Problem:
         :class:`~dpconvex.exceptions.PrivacyLeakWarning` (``strict``: ``ValueError``).  How many
         were clipped depends on the data, so it goes to the warning (seen by the data holder) and
         never into the certificate, which is released with the model: a count of clipped rows is
-        itself a sensitivity-1 statistic published without noise.
+        itself a sensitivity-1 statistic published without noise.  A target δ ≥ 1/n also gets a
+        ``PrivacyLeakWarning`` (:meth:`large_delta`): such a δ permits releasing a record outright.
 
         Parameters
         ----------
@@ -237,12 +240,12 @@ class Problem:
                                  "(DaskData.from_array / from_dataframe took them).")
             _check_held_validation(X, data_norm, targets_bound, strict)
             X.check_labels(loss)
-            return dataclasses.replace(problem, data=X)
+            return _warn_large_delta(dataclasses.replace(problem, data=X))
         if is_dask_collection(X):
             from .data_dask import DaskData
 
             data = DaskData.from_array(X, y, data_norm=data_norm, label_bound=targets_bound, strict=strict, loss=loss)
-            return dataclasses.replace(problem, data=data)
+            return _warn_large_delta(dataclasses.replace(problem, data=data))
         X, y = check_training_data(X, y)
         loss.check_labels(y)
         norms = row_norms(X)
@@ -255,7 +258,7 @@ class Problem:
             norms = norms.copy()
             norms[changed] = row_norms(clipped[changed])
         data.__dict__["row_norms"] = norms  # the cached_property's slot: row_norms(clipped), computed once
-        return dataclasses.replace(problem, data=data)
+        return _warn_large_delta(dataclasses.replace(problem, data=data))
 
     @property
     def n(self) -> int:
@@ -291,6 +294,27 @@ class Problem:
         """The declared bound on ℓ(0; x, y) over the data domain (:meth:`~dpconvex.losses.Loss.loss_at_zero`)."""
         return self.loss.loss_at_zero(self.data_norm, self.label_bound)
 
+    def large_delta(self) -> str | None:
+        """Why the target δ is too large for n records, or None: δ ≥ 1/n permits releasing a record outright.
+
+        Publishing each record with probability δ is (0, δ)-DP, and with δ ≥ 1/n it publishes one
+        record or more on average: a guarantee at such a δ does not rule out a plain leak.  The
+        field's practice is δ well below 1/n.  The one statement of this rule: :meth:`from_arrays`
+        warns with it and every mechanism's certificate carries it as a note
+        (``dpconvex.mechanisms._certify.certify``); ε is not changed.
+
+        Returns
+        -------
+        str or None
+            The sentence naming δ, n and 1/n, or None when δ < 1/n (or there are no records).
+        """
+        n, delta = self.n, self.target.delta
+        if n < 1 or delta * n < 1:
+            return None
+        return (f"delta={delta:g} is at least 1/n = {1 / n:.3g} (n = {n} records): a guarantee at such a delta "
+                "permits releasing a record outright (publishing each record with probability delta is "
+                f"(0, delta)-DP); choose delta well below 1/n, e.g. 1/n^2 = {1 / n**2:.3g} or less")
+
     def declared_assumptions(self) -> dict:
         """The certificate's first assumptions: n, dimension, loss, data_norm, label_bound and λ."""
         return {"n": self.n, "dimension": self.dimension, "loss": self.loss.name, "data_norm": self.data_norm,
@@ -302,6 +326,14 @@ def _is_dask_data(X: object) -> bool:
     an instance exists only once its module was imported."""
     module = sys.modules.get("dpconvex.data_dask")
     return module is not None and isinstance(X, module.DaskData)
+
+
+def _warn_large_delta(problem: Problem) -> Problem:
+    """``problem``, after a ``PrivacyLeakWarning`` if δ ≥ 1/n (:meth:`Problem.large_delta`)."""
+    reason = problem.large_delta()
+    if reason is not None:  # stacklevel: past from_arrays and an estimator's _fit_private and fit, to its caller
+        warnings.warn(reason, PrivacyLeakWarning, stacklevel=5)
+    return problem
 
 
 def _check_held_validation(data: DaskData, data_norm: float, label_bound: float | None, strict: bool) -> None:

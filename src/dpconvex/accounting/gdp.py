@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import log_ndtr, ndtr, ndtri
+from scipy.special import erfcx, ndtr, ndtri
 
 from ._checks import check_delta, check_epsilon, check_nonnegative
 from .calibration import smallest_epsilon, smallest_noise
@@ -28,16 +28,18 @@ __all__ = ["RTOL", "gdp_delta", "gdp_epsilon", "gdp_mu", "gdp_rdp", "noisy_gd_mu
 def gdp_delta(epsilon: ArrayLike, mu: ArrayLike) -> NDArray[np.float64]:
     """Exact δ(ε) of a μ-GDP mechanism (Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 2.13).
 
-    ``δ = Φ(−ε/μ + μ/2) − exp(ε + log Φ(−ε/μ − μ/2))``; the second term is evaluated in log space
-    so that large ε does not overflow.  ``mu = 0`` gives δ = 0; ``mu = inf`` gives δ = 1.
-    Vectorised over both arguments.
+    ``δ = Φ(a) − e^ε Φ(b)`` with a = −ε/μ + μ/2, b = a − μ.  Derivation note: −b²/2 + ε = −a²/2, so
+    the second term is φ(a)·Φ(b)/φ(b) = ½·e^{−a²/2}·erfcx(−b/√2) (Mills ratio; b ≤ −μ/2 < 0, so
+    erfcx ∈ (0, 1]): no exponential of ε, hence no overflow and no cancellation between ε and
+    log Φ(b) at any ε, μ.  ``mu = 0`` gives δ = 0; ``mu = inf`` gives δ = 1.  Vectorised over both
+    arguments.
     """
     eps = check_nonnegative(epsilon, "epsilon", finite=False)
     mu_arr = check_nonnegative(mu, "mu", finite=False)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a² = inf gives e^{−inf} = 0
         a = -eps / mu_arr + mu_arr / 2.0
-        b = -eps / mu_arr - mu_arr / 2.0
-        delta = ndtr(a) - np.exp(eps + log_ndtr(b))
+        b = a - mu_arr
+        delta = ndtr(a) - 0.5 * np.exp(-0.5 * a * a) * erfcx(-b / math.sqrt(2.0))
     delta = np.where(mu_arr == 0.0, 0.0, delta)
     delta = np.where(np.isinf(mu_arr), 1.0, delta)
     return np.clip(delta, 0.0, 1.0)

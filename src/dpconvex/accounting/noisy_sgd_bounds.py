@@ -19,6 +19,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import gdp
+from .poisson_pld import bounded_discretization
 from .poisson_pld import poisson_pld as _poisson_pld
 
 __all__ = [
@@ -175,9 +176,16 @@ def _full_batch_mu(rate: float, noise_multiplier: float, steps: int) -> float:
 
 @lru_cache(maxsize=256)
 def _pld_epsilon(rate: float, noise_multiplier: float, steps: int, discretization: float, delta: float) -> float:
-    """Cached ε(δ): a trainer's certificate and its composition baseline ask for the same value."""
-    pld = _poisson_pld(rate, noise_multiplier, steps, discretization, _tail_truncation(delta))
-    return float(pld.get_epsilon_for_delta(delta))
+    """Cached ε(δ): a trainer's certificate and its composition baseline ask for the same value.
+
+    ∞ (certifies nothing: more noise is needed) where the PLD cannot be built within its size caps
+    (:func:`.poisson_pld.bounded_discretization`), so planning takes bounded time and memory at any σ.
+    """
+    truncation = _tail_truncation(delta)
+    interval = bounded_discretization(rate, noise_multiplier, steps, discretization, truncation)
+    if math.isinf(interval):
+        return math.inf
+    return float(_poisson_pld(rate, noise_multiplier, steps, interval, truncation).get_epsilon_for_delta(delta))
 
 
 def poisson_pld_delta(rate: float, noise_multiplier: float, steps: int, epsilon: float) -> float:
@@ -185,7 +193,11 @@ def poisson_pld_delta(rate: float, noise_multiplier: float, steps: int, epsilon:
     args = (float(rate), float(noise_multiplier), int(steps))
     if args[0] >= 1.0:
         return float(gdp.gdp_delta(float(epsilon), _full_batch_mu(*args)))
-    return float(_poisson_pld(*args, PLD_DELTA_DISCRETIZATION, _tail_truncation(None)).get_delta_for_epsilon(float(epsilon)))
+    truncation = _tail_truncation(None)
+    interval = bounded_discretization(*args, PLD_DELTA_DISCRETIZATION, truncation)
+    if math.isinf(interval):
+        return 1.0
+    return float(_poisson_pld(*args, interval, truncation).get_delta_for_epsilon(float(epsilon)))
 
 
 def poisson_clt_epsilon(rate: float, noise_multiplier: float, steps: int, delta: float) -> float:

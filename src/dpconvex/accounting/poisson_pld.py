@@ -56,13 +56,21 @@ from functools import lru_cache
 import numpy as np
 from scipy import fft, special
 
-__all__ = ["replace_one_inverse_privacy_loss", "single_step_probabilities", "roundoff_allowance", "poisson_pld"]
+__all__ = ["replace_one_inverse_privacy_loss", "single_step_probabilities", "bounded_discretization", "roundoff_allowance",
+           "poisson_pld"]
 
 #: Orders of dp-accounting's Chernoff truncation bounds, in units of 1/(grid length).
 _CHERNOFF_ORDERS = np.concatenate((np.arange(-20, 0), np.arange(1, 21))).astype(float)
 
 #: Multiple of T·log2(N)·u counted as round-off (module docstring: measured ≤ 0.35).
 ROUNDOFF_FACTOR = 4.0
+#: Largest single-step grid (the Chernoff window holds a 40 × grid matrix) and composed PMF the PLD
+#: builds: beyond them the interval is coarsened (:func:`bounded_discretization`), which keeps every
+#: reading pessimistic and bounds time and memory at any σ (tiny σ, i.e. huge ε, spans a huge range).
+MAX_STEP_BINS = 2**16
+MAX_COMPOSED_BINS = 2**20
+#: Coarsest interval :func:`bounded_discretization` accepts; a run needing more is beyond the PLD.
+MAX_INTERVAL = 1.0
 
 
 def replace_one_inverse_privacy_loss(privacy_loss, rate: float, noise_multiplier: float) -> np.ndarray:
@@ -78,12 +86,17 @@ def replace_one_inverse_privacy_loss(privacy_loss, rate: float, noise_multiplier
     return noise_multiplier**2 * (asinh_term - eps / 2.0)
 
 
-def single_step_probabilities(rate: float, noise_multiplier: float, discretization: float) -> tuple[int, np.ndarray, float]:
-    """One step's pessimistic connect-the-dots PMF: (index of the first grid loss, probabilities, mass at +∞)."""
+def _privacy_loss(rate: float, noise_multiplier: float):
     from dp_accounting.pld import privacy_loss_mechanism  # imported here: ~1 s, only the PLD paths need it
 
-    loss = privacy_loss_mechanism.GaussianPrivacyLoss(
+    return privacy_loss_mechanism.GaussianPrivacyLoss(
         noise_multiplier, sensitivity=1.0, sampling_prob=rate, adjacency_type=privacy_loss_mechanism.AdjacencyType.REPLACE)
+
+
+@lru_cache(maxsize=64)
+def single_step_probabilities(rate: float, noise_multiplier: float, discretization: float) -> tuple[int, np.ndarray, float]:
+    """One step's pessimistic connect-the-dots PMF: (index of the first grid loss, probabilities, mass at +∞)."""
+    loss = _privacy_loss(rate, noise_multiplier)
     bounds = loss.connect_dots_bounds()
     lower = math.floor(bounds.epsilon_lower / discretization)
     upper = math.ceil(bounds.epsilon_upper / discretization)
@@ -101,6 +114,27 @@ def single_step_probabilities(rate: float, noise_multiplier: float, discretizati
     probs[1:-1] = (steps[1:] - steps[:-1] * math.exp(discretization)) / math.expm1(discretization)
     probs[-1] = steps[-1] / math.expm1(-discretization)
     return lower, np.maximum(probs, 0.0), float(deltas[-1])
+
+
+def bounded_discretization(rate: float, noise_multiplier: float, steps: int, discretization: float,
+                           truncation: float) -> float:
+    """The interval the PLD uses: ``discretization``, coarsened until the single-step grid has at most
+    ``MAX_STEP_BINS`` points and the composed window at most ``MAX_COMPOSED_BINS``; ``inf``
+    if that needs an interval above ``MAX_INTERVAL`` (σ so small that the losses span ~1/z²).
+
+    Both sizes scale as 1/interval, so each coarsening is by their ratio to the cap (plus 5 %); a
+    pessimistic PMF on a coarser grid still dominates the pair (Doroshenko et al. 2022, Alg. 1 holds on
+    any grid), so only the tightness changes, never the validity.
+    """
+    bounds = _privacy_loss(rate, noise_multiplier).connect_dots_bounds()
+    interval = max(discretization, 1.05 * (bounds.epsilon_upper - bounds.epsilon_lower) / MAX_STEP_BINS)
+    while interval <= MAX_INTERVAL:
+        _, probs, _ = single_step_probabilities(rate, noise_multiplier, interval)
+        lower, upper = _window(probs, steps, truncation)
+        if upper - lower + 1 <= MAX_COMPOSED_BINS:
+            return interval
+        interval *= 1.05 * (upper - lower + 1) / MAX_COMPOSED_BINS
+    return math.inf
 
 
 def roundoff_allowance(steps: int, length: int) -> float:
@@ -127,6 +161,8 @@ def _window(probs: np.ndarray, steps: int, truncation: float) -> tuple[int, int]
 @lru_cache(maxsize=64)
 def poisson_pld(rate: float, noise_multiplier: float, steps: int, discretization: float, truncation: float):
     """PLD of ``steps`` Poisson-subsampled Gaussian steps, replace-one (module docstring), tail truncation τ > 0.
+
+    The callers keep ``discretization`` within the size caps with :func:`bounded_discretization`.
 
     Returns a dp-accounting ``PrivacyLossDistribution``: its ``get_epsilon_for_delta`` and
     ``get_delta_for_epsilon`` are dp-accounting's own; its mass at +∞ includes τ and

@@ -146,7 +146,7 @@ def encode(frame: pd.DataFrame, schema: TabularSchema, row_norm: float = 1.0) ->
 
     Numerical columns: missing cells take the declared ``schema.numeric_fill`` value (and the
     column's indicator feature is 1), values are clipped into the declared bounds (with a
-    :class:`~dpconvex.exceptions.PrivacyLeakWarning` giving the count) and scaled to [0, 1] by
+    :class:`~dpconvex.exceptions.PrivacyLeakWarning` giving the count and bounds per column) and scaled to [0, 1] by
     ``(x - lower) / (upper - lower)`` (a column with ``lower == upper`` maps to 0). Categorical
     columns are one-hot encoded, a float cell with an integral value reading as the integer
     (``1.0`` as ``"1"``, as pandas stores an integer column with a NaN) unless its float text is
@@ -207,12 +207,10 @@ def encode(frame: pd.DataFrame, schema: TabularSchema, row_norm: float = 1.0) ->
         block[np.arange(n), codes] = 1.0
         blocks.append(block)
     if clipped:
-        warnings.warn(
-            f"{sum(clipped.values())} numerical values lay outside their declared bounds and "
-            f"were clipped into [0, 1] (per column: {clipped})",
-            PrivacyLeakWarning,
-            stacklevel=3,
-        )
+        per_column = "; ".join(f"column {column!r}: {count} outside [{schema.numerical[column][0]:.10g}, "
+                               f"{schema.numerical[column][1]:.10g}]" for column, count in clipped.items())
+        warnings.warn(f"{sum(clipped.values())} numerical values lay outside their declared bounds and were clipped "
+                      f"to them ({per_column})", PrivacyLeakWarning, stacklevel=3)
     if others:
         warnings.warn(
             f"{sum(others.values())} categorical values were not among the declared categories "

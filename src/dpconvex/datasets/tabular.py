@@ -82,12 +82,12 @@ class TabularSchema:
         Name of the label column; None for a schema of the features only (as built by
         :meth:`~dpconvex.preprocessing.PublicSchemaTransformer.from_dataframe`), which
         :func:`preprocess` refuses.
-    positive_label : str or None
+    positive_label : str or None, default None
         Binary schema: the value of ``target`` mapped to +1; every other value is mapped to -1
-        (one-vs-rest). None for a multi-class or features-only schema.
-    categorical : dict[str, tuple[str, ...]]
+        (one-vs-rest). None (omit it) for a multi-class or features-only schema.
+    categorical : dict[str, tuple[str, ...]], default {}
         Categorical column -> its categories, in the order of the one-hot block.
-    numerical : dict[str, tuple[float, float]]
+    numerical : dict[str, tuple[float, float]], default {}
         Numerical column -> its declared bounds ``(lower, upper)``, ``lower <= upper``.
     data_dependent : bool, default False
         True when any part of the schema was read from the (private) data; training on data
@@ -136,9 +136,9 @@ class TabularSchema:
     """
 
     target: str | None
-    positive_label: str | None
-    categorical: dict[str, tuple[str, ...]]
-    numerical: dict[str, tuple[float, float]]
+    positive_label: str | None = None
+    categorical: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    numerical: dict[str, tuple[float, float]] = field(default_factory=dict)
     data_dependent: bool = False
     missing_values: tuple[str, ...] = DEFAULT_MISSING_VALUES
     other_slot: bool = False
@@ -146,6 +146,9 @@ class TabularSchema:
     classes: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.positive_label, Mapping):  # the categories passed positionally, positive_label omitted
+            raise ValueError(f"positive_label must be a label or None; got the dict {self.positive_label!r}: pass "
+                             "categorical= and numerical= by keyword (TabularSchema(target, positive_label, ...))")
         categorical = {str(c): tuple(str(v) for v in cats) for c, cats in self.categorical.items()}
         numerical = {str(c): (float(b[0]), float(b[1])) for c, b in self.numerical.items()}
         if isinstance(self.missing_values, str):

@@ -8,7 +8,16 @@ from ..accounting.best_of import PrivacyAccount
 from ..certificate import PrivacyCertificate
 from ..problem import Problem
 
-__all__ = ["certify"]
+__all__ = ["TUNING_CONDITION", "certify"]
+
+#: The condition every mechanism's certificate states: its ε is that of one fit, so choosing ε, λ or any other
+#: hyperparameter by looking at the private data (e.g. ``GridSearchCV`` over the estimator) is not covered.
+TUNING_CONDITION = (
+    "hyperparameters (epsilon, delta, lambda, the method and its options) chosen without looking at the private "
+    "data: tuning them on it (e.g. GridSearchCV over a private estimator) is not covered: epsilon counts this one "
+    "fit; tune lambda with the CV estimators of dpconvex.model_selection (PrivateLogisticRegressionCV, "
+    "PrivateHuberSVCCV, PrivateRidgeCV), whose certificate covers the selection"
+)
 
 
 def certify(mechanism: str, privacy: PrivacyAccount, problem: Problem, assumptions: dict[str, Any], *,
@@ -24,7 +33,8 @@ def certify(mechanism: str, privacy: PrivacyAccount, problem: Problem, assumptio
         the conversion and every candidate bound's ε.
     problem : Problem
         The problem trained; its :meth:`~dpconvex.problem.Problem.declared_assumptions` open the
-        certificate's assumptions.
+        certificate's assumptions, and its :meth:`~dpconvex.problem.Problem.large_delta` (a target
+        δ ≥ 1/n permits releasing a record outright) opens the notes.
     assumptions : dict
         The mechanism's own numbers (constants, step size, schedule, what was released, ...).
     sigma : float
@@ -37,19 +47,23 @@ def certify(mechanism: str, privacy: PrivacyAccount, problem: Problem, assumptio
     Returns
     -------
     PrivacyCertificate
+        Its conditions are the accountant's, then :data:`TUNING_CONDITION`; ε is the accountant's.
     """
+    caveat = problem.large_delta()
+    notes = (*(() if caveat is None else (caveat,)), *details.pop("notes", ()))
     return PrivacyCertificate(
         mechanism=mechanism,
         epsilon=privacy.epsilon,
         delta=privacy.delta,
         bound=privacy.bound,
         theorem=privacy.theorem,
-        conditions=privacy.assumptions,
+        conditions=(*privacy.assumptions, TUNING_CONDITION),
         assumptions={**problem.declared_assumptions(), **assumptions},
         order=privacy.order,
         conversion=privacy.conversion,
         sigma=sigma,
         iterations=iterations,
         candidates=privacy.candidates,
+        notes=notes,
         **details,
     )
