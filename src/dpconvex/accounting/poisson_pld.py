@@ -31,7 +31,9 @@ Sources and derivation note.
   each end (dp-accounting's ``common.compute_self_convolve_bounds``, its log-moment-generating
   functions computed as one matrix instead of 40 calls), and τ added to the mass at +∞ (the
   truncated mass counted as infinite loss, as ``DensePLDPmf.self_compose`` does).
-* Round-off (ours; dp-accounting has no such term): the composed PMF is exact only up to the
+* Round-off (ours; dp-accounting has no such term; an empirical allowance, not a proven bound:
+  a rigorous FFT bound on a sum of N entries carries a further factor up to √N and would void
+  ordinary certificates): the composed PMF is exact only up to the
   rounding of the FFT and of the single step's second differences, which moves every δ(ε) by up to
   about T·log2(N)·u (N the FFT length, u the double-precision epsilon: each transform is accurate
   to O(log2(N)·u) relative, Higham 2002, *Accuracy and Stability of Numerical Algorithms*, Thm
