@@ -23,6 +23,13 @@ every computation behind a certified number, which is at most a few 10⁻⁷ rel
   vectorised PLD and dp-accounting's own (newest releases, the grid of
   ``tests/test_accounting_poisson_pld.py``), without that allowance.
 
+Sources.  No privacy theorem lives here: the margin makes every theorem's bound hold for the
+computed number.  Why floating point matters for a DP guarantee: I. Mironov, "On significance of the
+least significant bits for differential privacy", ACM CCS 2012.  Rounding of a product and of
+directed steps: IEEE 754-2008 (``nextafter`` gives the next representable double), and N. J.
+Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., SIAM 2002, Thm 2.2 (a product is
+exact to a factor 1 + u) and ch. 3 (error of sums and recursions, the "≤ 10⁻¹⁰" above).
+
 Its cost is a noise scale larger by at most a factor 1 + 10⁻⁵, far below the privacy noise.
 Exact zeros and infinities are kept.
 """
