@@ -181,14 +181,40 @@ def test_bad_arguments_are_refused(args):
 
 def test_the_grid_is_kept_within_its_size_caps_and_refused_beyond_them():
     """Ordinary runs keep their interval (a few thousand bins); a tiny z, whose losses span ~1/z², gets a coarser
-    (still pessimistic) interval within the caps; beyond the coarsest interval the PLD is not built (ε = ∞)."""
+    (still pessimistic) interval within the caps; beyond the coarsest interval the PLD is not built (ε = ∞) and
+    the ε reported is the full-batch GDP bound's."""
     assert pp.bounded_discretization(0.0045, 1.0, 1000, 6e-3, 1e-11) == 6e-3
     coarse = pp.bounded_discretization(0.1, 0.03, 50, 1e-2, 1e-15)
     _, probs, _ = pp.single_step_probabilities(0.1, 0.03, coarse)
     lower, upper = pp._window(probs, 50, 1e-15)
     assert coarse > 1e-2 and len(probs) <= pp.MAX_STEP_BINS and upper - lower + 1 <= pp.MAX_COMPOSED_BINS
-    assert pp.bounded_discretization(0.1, 1e-4, 50, 1e-2, 1e-15) == math.inf
-    assert nb.poisson_pld_epsilon(0.1, 1e-4, 50, 1e-6) == math.inf
+    assert pp.bounded_discretization(0.1, 1e-5, 50, 1e-2, 1e-15) == math.inf
+    full_batch = gdp_epsilon(1e-6, 2.0 * math.sqrt(50) / 1e-5)
+    assert nb.poisson_pld_epsilon(0.1, 1e-5, 50, 1e-6) == full_batch
+    assert nb.poisson_route(0.1, 1e-5, 50, 1e-6) == nb.FULL_BATCH_ROUTE
+    assert nb.poisson_pld_delta(0.1, 1e-5, 50, 1e9) == gdp_delta(1e9, 2.0 * math.sqrt(50) / 1e-5)
+
+
+@pytest.mark.parametrize("rate, z", [(1e-3, 0.5), (0.05, 1.0), (0.5, 2.0), (0.99, 0.8)])
+def test_subsampling_never_weakens_a_step_the_full_batch_gdp_bound_dominates(rate, z):
+    """The full-batch bound used where the PLD cannot be built rests on joint convexity: one subsampled step's pair
+    is dominated by the full-batch pair N(∓1, z²), at every ε including ε < 0 (which fixes the trade-off function).
+    Independent check of that derivation: the exact hockey-stick divergence of the subsampled pair by quadrature
+    (abs. error ≤ 1e-12) never exceeds the Gaussian δ(ε; 2/z) written out with scipy.  And where the PLD holds a
+    run, the route reported is the PLD's."""
+    def upper(x):
+        return (1 - rate) * norm.pdf(x, scale=z) + rate * norm.pdf(x, loc=-1.0, scale=z)
+
+    def lower(x):
+        return (1 - rate) * norm.pdf(x, scale=z) + rate * norm.pdf(x, loc=1.0, scale=z)
+
+    mu = 2.0 / z
+    for eps in (-1.0, 0.0, 0.3, 1.0, 3.0):
+        exact, _ = integrate.quad(lambda x: max(upper(x) - math.exp(eps) * lower(x), 0.0), -40 * z - 2, 40 * z + 2,
+                                  points=[0.0], epsabs=1e-13, epsrel=1e-12, limit=400)
+        gaussian = norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+        assert exact <= gaussian + 1e-12
+    assert nb.poisson_route(rate, z, 100, 1e-6) == nb.PLD_ROUTE
 
 
 def test_gdp_delta_has_no_overflow_at_any_epsilon():

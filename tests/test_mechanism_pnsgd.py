@@ -245,3 +245,21 @@ def test_certified_epsilon_never_exceeds_the_target(case):
                                       step_size=cert.assumptions["step_size"], diameter=cert.assumptions["diameter"],
                                       random_stop=random_stop, **{"sigma" if noise == "gaussian" else "scale": cert.sigma})
     assert float(worst) <= delta and np.allclose(profile, cert.record_profile)
+
+
+def test_a_calibration_that_misses_its_target_is_refused_before_training(monkeypatch):
+    """The certificate re-checks the calibrated noise: a half-noise calibration (a defect, simulated here) must not
+    release anything, and a met target is certified consistently (winner and candidate table agree)."""
+    from dpconvex.exceptions import CalibrationError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2)) / 2
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = np.where(X[:, 0] > 0, 1, -1)
+    options = dict(loss=LogisticLoss(), l2_regularization=0.1, delta=1e-6, epsilon=1.0, random_state=0)
+    cert = pnsgd(X, y, **options).certificate
+    assert cert.epsilon <= 1.0 and cert.candidates[cert.bound] == cert.epsilon
+    calibrate = hs.calibrate_pnsgd_noise
+    monkeypatch.setattr(hs, "calibrate_pnsgd_noise", lambda *args, **kwargs: calibrate(*args, **kwargs) / 2)
+    with pytest.raises(CalibrationError, match="nothing was trained"):
+        pnsgd(X, y, **options)

@@ -6,7 +6,7 @@ precisely (``warnings.simplefilter("error", PrivacyLeakWarning)``).
 
 from __future__ import annotations
 
-__all__ = ["PrivacyLeakWarning", "DataDependentPreprocessingWarning"]
+__all__ = ["PrivacyLeakWarning", "DataDependentPreprocessingWarning", "CalibrationError"]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -29,3 +29,11 @@ class DataDependentPreprocessingWarning(UserWarning):
     reason in the certificate's notes.
     """
 
+
+
+class CalibrationError(RuntimeError):
+    """The noise a calibration chose does not meet the target when the certificate re-checks it.
+
+    A defect of dpconvex, never of the input: nothing is released.  Please report it with the
+    parameters of the run.
+    """

@@ -25,8 +25,9 @@ iterate published (so the mean of the iterates is covered); the hidden-state bou
 name               source                                           conditions
 =================  ===============================================  =====================================
 composition        dp-accounting PLD of PoissonSampledDpEvent        poisson: per-example ‖∇ℓ‖ ≤ S_g/2
-                   (REPLACE_ONE); shuffled/cyclic: √E-fold GDP       shuffled/cyclic: none
-                   composition (Dong, Roth, Su 2019, Cor. 3.3)
+                   (REPLACE_ONE), or its full-batch √T-fold GDP      shuffled/cyclic: none
+                   bound where smaller; shuffled/cyclic: √E-fold
+                   GDP composition (Dong, Roth, Su 2019, Cor. 3.3)
 bok-cgd            Bok, Su, Altschuler 2024 (arXiv:2403.00278),      shuffled or cyclic, m > 0, η < 2/M
                    Thm 4.5 (NoisyCGD, strongly convex): μ-GDP
 exact-quadratic    exact law for ½‖θ − x‖² (+ ridge), per batch      shuffled or cyclic, loss ½‖θ − x‖²,
@@ -336,7 +337,8 @@ BOUNDS: dict[str, SGDBound] = {
         SGDBound(
             "composition",
             "composition over all T steps: dp-accounting PLD of PoissonSampledDpEvent (REPLACE_ONE) for "
-            "Poisson; sqrt(E)-fold Gaussian composition (Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 3.3) "
+            "Poisson, or where smaller (huge epsilon) the sqrt(T)-fold Gaussian composition of its full-batch "
+            "steps; sqrt(E)-fold Gaussian composition (Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 3.3) "
             "for disjoint batches",
             _BASE + (EVERY_ITERATE, "Poisson: per-example gradients clipped to sensitivity/2"),
             _unmet_composition,
@@ -426,10 +428,11 @@ def account(event: NoisySGDEvent, delta: float, *, bound: str = "best") -> best_
     """(ε, δ)-DP of a noisy SGD run: one named bound, or the smallest ε over every applicable bound."""
     delta = check_delta(delta)
     best = _REGISTRY.best_of(event, lambda name: (epsilon_of(event, name, delta), None), bound=bound)
-    poisson_pld = BOUNDS[best[0]].mu is None and event.batching == "poisson"
+    poisson = BOUNDS[best[0]].mu is None and event.batching == "poisson"
     shuffled = ("shuffled partition drawn once, independently of the data; the certificate holds even if it "
                 "is exposed",) if event.batching == "shuffled" else ()
-    return _REGISTRY.account(delta, best, "dp-accounting PLD (pessimistic)" if poisson_pld else "exact-gdp", shuffled)
+    conversion = nb.poisson_route(*_poisson_args(event), delta) if poisson else "exact-gdp"
+    return _REGISTRY.account(delta, best, conversion, shuffled)
 
 
 def composition_epsilon(event: NoisySGDEvent, delta: float) -> float:

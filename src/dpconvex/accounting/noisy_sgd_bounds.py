@@ -31,6 +31,9 @@ __all__ = [
     "exact_quadratic_cyclic_mu",
     "poisson_pld_epsilon",
     "poisson_pld_delta",
+    "poisson_route",
+    "PLD_ROUTE",
+    "FULL_BATCH_ROUTE",
     "PLD_DISCRETIZATION",
     "PLD_RELATIVE_DISCRETIZATION",
     "poisson_clt_epsilon",
@@ -160,18 +163,45 @@ def poisson_pld_epsilon(rate: float, noise_multiplier: float, steps: int, delta:
     returns an upper bound on ε at every discretisation interval: ``discretization`` as given, else
     ``_discretization_for`` the event.  See the derivation note in
     :mod:`dpconvex.accounting.noisy_sgd`.
+
+    The result is the smaller of that and the full-batch GDP bound ε(δ; 2√T/z) (:func:`_full_batch_mu`),
+    also valid at q < 1: subsampling never weakens a step.  Derivation: the step's pair is
+    P = (1 − q)N(0, z²) + qN(−1, z²) against Q = (1 − q)N(0, z²) + qN(1, z²), and every hockey-stick
+    divergence H_α (α > 0) is jointly convex, so H_α(P‖Q) ≤ (1 − q)H_α(N(0, z²)‖N(0, z²)) +
+    qH_α(N(−1, z²)‖N(1, z²)) ≤ H_α(N(−1, z²)‖N(1, z²)) (Balle, Barthe, Gaboardi 2018, arXiv:1807.01647,
+    §3); as these divergences at every α fix the trade-off function, each step is (2/z)-GDP and T
+    adaptive steps are (2√T/z)-GDP (Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 3.3).  The GDP bound
+    takes over at huge ε (σ so small that the PLD's grid is beyond its caps: ε = ∞ from the PLD),
+    so every ε has a finite certificate reached in bounded time.
     """
     args = (float(rate), float(noise_multiplier), int(steps))
+    full_batch = gdp.gdp_epsilon(float(delta), _full_batch_mu(*args))
     if args[0] >= 1.0:
-        return gdp.gdp_epsilon(float(delta), _full_batch_mu(*args))
+        return full_batch
     interval = _discretization_for(*args, float(delta)) if discretization is None else float(discretization)
-    return _pld_epsilon(*args, interval, float(delta))
+    return min(_pld_epsilon(*args, interval, float(delta)), full_batch)
 
 
 def _full_batch_mu(rate: float, noise_multiplier: float, steps: int) -> float:
-    """q = 1: every step is the Gaussian pair N(∓1, z²), so T steps are exactly (2√T/z)-GDP (Dong, Roth, Su
-    2019, arXiv:1905.02383, Cor. 3.3): no discretisation needed."""
+    """μ of T full-batch steps, each the Gaussian pair N(∓1, z²): exactly (2√T/z)-GDP (Dong, Roth, Su 2019,
+    arXiv:1905.02383, Cor. 3.3), the composition itself at q = 1 and an upper bound at q < 1."""
     return 2.0 * math.sqrt(steps) / noise_multiplier
+
+
+#: How :func:`poisson_pld_epsilon` obtained its ε (:func:`poisson_route`), for the certificate's ``conversion``.
+PLD_ROUTE = "dp-accounting PLD (pessimistic)"
+FULL_BATCH_ROUTE = "exact-gdp of the full-batch steps"
+
+
+def poisson_route(rate: float, noise_multiplier: float, steps: int, delta: float) -> str:
+    """Which of the two bounds of :func:`poisson_pld_epsilon` gave its value: :data:`PLD_ROUTE` or
+    :data:`FULL_BATCH_ROUTE` (q = 1, or a PLD beyond its caps or above the GDP bound)."""
+    args = (float(rate), float(noise_multiplier), int(steps))
+    if args[0] >= 1.0:
+        return FULL_BATCH_ROUTE
+    full_batch = gdp.gdp_epsilon(float(delta), _full_batch_mu(*args))
+    pld = _pld_epsilon(*args, _discretization_for(*args, float(delta)), float(delta))
+    return PLD_ROUTE if pld < full_batch else FULL_BATCH_ROUTE
 
 
 @lru_cache(maxsize=256)
@@ -189,15 +219,17 @@ def _pld_epsilon(rate: float, noise_multiplier: float, steps: int, discretizatio
 
 
 def poisson_pld_delta(rate: float, noise_multiplier: float, steps: int, epsilon: float) -> float:
-    """δ(ε) of the same composition (pessimistic, i.e. an upper bound), discretisation ``PLD_DELTA_DISCRETIZATION``."""
+    """δ(ε) of the same composition (pessimistic, i.e. an upper bound), discretisation ``PLD_DELTA_DISCRETIZATION``;
+    the smaller of that and the full-batch GDP δ(ε; 2√T/z), as in :func:`poisson_pld_epsilon`."""
     args = (float(rate), float(noise_multiplier), int(steps))
+    full_batch = float(gdp.gdp_delta(float(epsilon), _full_batch_mu(*args)))
     if args[0] >= 1.0:
-        return float(gdp.gdp_delta(float(epsilon), _full_batch_mu(*args)))
+        return full_batch
     truncation = _tail_truncation(None)
     interval = bounded_discretization(*args, PLD_DELTA_DISCRETIZATION, truncation)
     if math.isinf(interval):
-        return 1.0
-    return float(_poisson_pld(*args, interval, truncation).get_delta_for_epsilon(float(epsilon)))
+        return full_batch
+    return min(float(_poisson_pld(*args, interval, truncation).get_delta_for_epsilon(float(epsilon))), full_batch)
 
 
 def poisson_clt_epsilon(rate: float, noise_multiplier: float, steps: int, delta: float) -> float:

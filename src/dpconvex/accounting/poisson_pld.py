@@ -69,10 +69,14 @@ ROUNDOFF_FACTOR = 4.0
 #: Largest single-step grid (the Chernoff window holds a 40 × grid matrix) and composed PMF the PLD
 #: builds: beyond them the interval is coarsened (:func:`bounded_discretization`), which keeps every
 #: reading pessimistic and bounds time and memory at any σ (tiny σ, i.e. huge ε, spans a huge range).
-MAX_STEP_BINS = 2**16
-MAX_COMPOSED_BINS = 2**20
-#: Coarsest interval :func:`bounded_discretization` accepts; a run needing more is beyond the PLD.
-MAX_INTERVAL = 1.0
+#: Sized so that one PLD evaluation takes ≲ 0.05 s (dp-accounting's ε(δ) walks the composed PMF in
+#: Python); runs of Adult's size at ε ≤ 8 stay below both, so only ε ≳ 100 is coarsened.
+MAX_STEP_BINS = 2**14
+MAX_COMPOSED_BINS = 2**18
+#: Coarsest interval :func:`bounded_discretization` accepts (the PMF's weights need e^interval, which
+#: overflows past ~709); a run needing more is beyond the PLD, and its callers fall back on the
+#: full-batch GDP bound (:func:`.noisy_sgd_bounds.poisson_pld_epsilon`).
+MAX_INTERVAL = 100.0
 
 
 def replace_one_inverse_privacy_loss(privacy_loss, rate: float, noise_multiplier: float) -> np.ndarray:

@@ -484,10 +484,19 @@ def render_markdown(out: pathlib.Path, *, command: str, run_time_s: float, delta
     if scaling.exists():
         lines += _scaling_section(pd.read_csv(scaling), out)
     from .bench_datasets import with_datasets_section  # here: it imports this module
+    from .bench_planning import with_planning_section
     from .bench_scale import with_scale_section
     from .bench_selection import with_selection_section
 
-    return with_scale_section(with_datasets_section(with_selection_section("\n".join(lines), out), out), out)
+    text = with_scale_section(with_datasets_section(with_selection_section("\n".join(lines), out), out), out)
+    return with_planning_section(text, out)
+
+
+def with_csv_section(text: str, csv: pathlib.Path, section: Any) -> str:
+    """``text`` with ``section(rows of csv)`` appended when the file ``csv`` exists (a part run on its own)."""
+    if not pathlib.Path(csv).exists():
+        return text
+    return text.rstrip("\n") + "\n\n" + "\n".join(section(pd.read_csv(csv)))
 
 
 def replace_section(path: pathlib.Path, section: list[str]) -> pathlib.Path:

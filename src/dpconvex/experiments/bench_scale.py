@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .bench_report import replace_section
+from .bench_report import replace_section, with_csv_section
 
 __all__ = ["HEADING", "SCALE_CSV", "run_scale", "scale_section", "with_scale_section"]
 
@@ -309,7 +309,4 @@ def scale_section(frame: pd.DataFrame) -> list[str]:
 
 def with_scale_section(text: str, out: pathlib.Path) -> str:
     """``text`` with this section appended when ``out`` holds :data:`SCALE_CSV`."""
-    path = pathlib.Path(out) / SCALE_CSV
-    if not path.exists():
-        return text
-    return text.rstrip("\n") + "\n\n" + "\n".join(scale_section(pd.read_csv(path)))
+    return with_csv_section(text, pathlib.Path(out) / SCALE_CSV, scale_section)

@@ -44,6 +44,7 @@ from ..accounting.rounding import largest_rounding_within, round_up
 from ..constraints import Constraint, L2Ball
 from ..problem import Problem
 from .._validation import make_rng
+from ..exceptions import CalibrationError
 from ._certify import certify
 from ._geometry import require_euclidean_projection
 from ._keywords import keyword_signature, train_with_keywords
@@ -191,8 +192,11 @@ def train(problem: Problem, plan: PNSGDPlan, random_state: None | int | np.rando
         # calibration chose the noise so that every record's δ at the computed ε whose rounding up is
         # the target is ≤ δ (re-checked here), and δ(ε) decreases in ε, so the target is the certified ε.
         _, worst = accountant.pnsgd_profile(largest_rounding_within(float(epsilon)), **curve)
-        if float(worst) <= delta:
-            privacy = dataclasses.replace(privacy, epsilon=float(epsilon))
+        if float(worst) > delta:
+            raise CalibrationError(f"the planned noise gives delta = {float(worst):.6g} > {delta:g} at epsilon = "
+                                   f"{epsilon:g} for some record; nothing was trained")
+        privacy = dataclasses.replace(privacy, epsilon=float(epsilon),
+                                      candidates={**privacy.candidates, privacy.bound: float(epsilon)})
     profile, _ = accountant.pnsgd_profile(privacy.epsilon, **curve)
     composition = round_up(_one_step_epsilon(noise, gradient_sensitivity, level, delta))
 
