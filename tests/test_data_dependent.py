@@ -71,7 +71,7 @@ def _cli(argv: list[str], capsys, as_json: bool = True) -> tuple[float, list[str
         assert epsilon == payload["certificate"]["epsilon"]
         assert not (isinstance(epsilon, float) and math.isinf(epsilon)), "JSON must say \"inf\", not Infinity"
         return float(epsilon), payload["certificate"]["notes"]
-    (epsilon,) = re.findall(r"^\((\S+), \S+\)-DP by ", out, flags=re.MULTILINE)
+    (epsilon,) = re.findall(r"^\((\S+), \S+\)-DP — ", out, flags=re.MULTILINE)
     return float(epsilon), re.findall(r"^  note: (.*)$", out, flags=re.MULTILINE)
 
 
@@ -195,7 +195,7 @@ def test_without_guarantee_voids_every_epsilon_and_keeps_the_rest():
         certificate.delta, certificate.bound, certificate.sigma, certificate.assumptions)
     assert math.isfinite(certificate.epsilon)  # the original is untouched
     assert void.to_dict()["epsilon"] == "inf"
-    assert str(void).startswith(f"(inf, {certificate.delta:.3g})-DP by {certificate.mechanism}: {NO_GUARANTEE}")
+    assert str(void).startswith(f"(inf, {certificate.delta:.3g})-DP — {certificate.mechanism}: {NO_GUARANTEE}")
     # ε only ever grows: notes added later keep it void, and a second reason is added, not replacing
     again = void.with_notes("later").without_guarantee("another reason")
     assert again.epsilon == math.inf and again.notes[-2:] == ("later", f"{NO_GUARANTEE}: another reason")

@@ -21,7 +21,8 @@ from dpconvex.accounting.noisy_sgd_bounds import poisson_clt_noise_multiplier
 from dpconvex.exceptions import PrivacyLeakWarning
 from dpconvex.losses import HingeLoss, HuberizedHingeLoss, LogisticLoss, QuadraticDistanceLoss
 from dpconvex.mechanisms import auto, noisy_sgd
-from dpconvex.mechanisms.auto import BATCH_COUNTS, MAX_PASSES, MAX_STEP_FACTOR, REFERENCE_NORM, select_configuration
+from dpconvex.mechanisms.auto import (BATCH_COUNTS, MAX_PASSES, MAX_STEP_FACTOR, REFERENCE_NORM, RULE_DETAIL, SCORES_DETAIL,
+                                     select_configuration)
 
 COMMON = dict(delta=1e-6)
 
@@ -105,7 +106,9 @@ def test_the_certificate_notes_give_the_rule_and_every_score():
     choice = select_configuration(*X.shape, loss=LogisticLoss(), l2_regularization="auto", epsilon=1.0, **COMMON)
     note = result.certificate.notes[-1]
     assert note == choice.reason(1.0, COMMON["delta"])
-    assert "utility bound" in note and all(c.describe() in note for c in choice.candidates)
+    assert "utility bound" in note
+    assert result.certificate.details[SCORES_DETAIL] == [c.describe() for c in choice.candidates]
+    assert result.certificate.details[RULE_DETAIL] == choice.rule()
     cert = result.certificate
     assert cert.epsilon <= 1.0 and cert.bound == "composition"
     assert cert.assumptions["batching"] == "poisson"

@@ -30,7 +30,8 @@ from dpconvex.accounting import gdp
 from dpconvex.estimators import PrivateLogisticRegression
 from dpconvex.exceptions import PrivacyLeakWarning
 from dpconvex.model_selection import (CLASSIFIER_GRID, RIDGE_GRID, PrivateHuberSVCCV, PrivateLogisticRegressionCV,
-                                      PrivateRidgeCV, _CandidateRuns)
+                                      PrivateRidgeCV)
+from dpconvex.selection_runs import CandidateRuns
 
 pytestmark = pytest.mark.filterwarnings("error::dpconvex.exceptions.PrivacyLeakWarning")
 
@@ -260,13 +261,13 @@ def test_no_run_leaves_no_fitted_attribute_even_after_an_earlier_fit():
 
 
 def test_a_run_that_is_not_the_planned_one_is_refused(monkeypatch):
-    planned = _CandidateRuns.event
+    planned = CandidateRuns.event
 
     def off_by_one(self, value, mu):
         event = planned(self, value, mu)
         return type(event)(**{**event.__dict__, "iterations": event.iterations + 1})
 
-    monkeypatch.setattr(_CandidateRuns, "event", off_by_one)
+    monkeypatch.setattr(CandidateRuns, "event", off_by_one)
     X, y = _classification()
     with pytest.raises(RuntimeError, match="not the planned run"):
         PrivateLogisticRegressionCV(epsilon=1.0, classes=LABELS, random_state=0).fit(X, y)

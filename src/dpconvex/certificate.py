@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
-import numpy as np
+from .certificate_text import NO_GUARANTEE, as_html, as_markdown, as_text
 
 __all__ = ["NO_GUARANTEE", "PrivacyCertificate"]
 
-#: Start of the note :meth:`PrivacyCertificate.without_guarantee` adds.
-NO_GUARANTEE = "no differential-privacy guarantee"
 
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PrivacyCertificate:
     """What was released, how private it is, and why.
+
+    ``str(certificate)`` leads with the guarantee in one line, then one condition, fact or note a line
+    (:meth:`describe`; ``describe(verbose=True)`` adds the candidate bounds and the run's numbers);
+    notebooks show it as HTML or Markdown; :meth:`to_dict` / :meth:`from_dict` convert it to and from
+    a JSON-ready record.
 
     Attributes
     ----------
@@ -54,6 +57,9 @@ class PrivacyCertificate:
         Per-record guarantees where they differ by record (``pnsgd``): entry t − 1 is δ_t at the
         certified ε for the record in row t; ``delta`` is their maximum.  Empty when every record
         gets the same guarantee.
+    details : dict
+        Machine detail behind a choice, shown by the verbose view and kept in :meth:`to_dict` (e.g.
+        ``"auto_scores"``: every configuration ``method="auto"`` weighed and its score).  Empty by default.
     """
 
     mechanism: str
@@ -71,10 +77,15 @@ class PrivacyCertificate:
     composition_epsilon: float = math.inf
     notes: tuple[str, ...] = ()
     record_profile: tuple[float, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
 
     def with_notes(self, *notes: str) -> "PrivacyCertificate":
         """A copy with extra notes; ε is unchanged (only :meth:`without_guarantee` changes it)."""
         return self._copy(notes=(*self.notes, *notes))
+
+    def with_details(self, **details: Any) -> "PrivacyCertificate":
+        """A copy with extra :attr:`details` (JSON-ready values); ε is unchanged."""
+        return self._copy(details={**self.details, **details})
 
     def without_guarantee(self, reason: str) -> "PrivacyCertificate":
         """A copy that certifies nothing: ε = ``inf``, with the note ``"no differential-privacy guarantee: <reason>"``.
@@ -125,22 +136,84 @@ class PrivacyCertificate:
         """Serialise :meth:`to_dict` to a JSON string."""
         return json.dumps(self.to_dict(), **kwargs)
 
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> "PrivacyCertificate":
+        """The certificate :meth:`to_dict` wrote: ``PrivacyCertificate.from_dict(c.to_dict()) == c``.
+
+        Also reads the record back from JSON (``json.loads(c.to_json())``).  The strings ``"inf"`` and
+        ``"-inf"`` become floats again (in ``assumptions`` too: an assumption that was the string
+        ``"inf"`` comes back as a float), and lists become tuples where the field is a tuple; lists
+        within ``assumptions`` stay lists.  A field with a default (``candidates``, ``notes``, …) may be
+        missing.
+
+        Parameters
+        ----------
+        record : mapping
+            A dictionary of :meth:`to_dict`.
+
+        Returns
+        -------
+        PrivacyCertificate
+            Sharing nothing mutable with ``record``.
+
+        Raises
+        ------
+        ValueError
+            Naming the fields that are unknown, or required and missing.
+        """
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(record) - names)
+        missing = sorted(f.name for f in fields(cls)
+                         if f.name not in record and f.default is MISSING and f.default_factory is MISSING)
+        if unknown or missing:
+            raise ValueError(f"not a PrivacyCertificate record: unknown fields {unknown}, missing fields {missing}.")
+        value = {name: _restored(item) for name, item in record.items()}
+        for name in ("conditions", "notes", "record_profile"):
+            if name in value:
+                value[name] = tuple(value[name])
+        return cls(**value)
+
+    def describe(self, verbose: bool = False) -> str:
+        """The certificate as text (``str(certificate)`` is ``describe()``).
+
+        Parameters
+        ----------
+        verbose : bool, default=False
+            ``False``: the guarantee in one line (ε, δ, the mechanism, the bound and its theorem; for
+            ε = ``inf``, that there is no guarantee), then one line per condition, the composition
+            baseline when it differs from ε as printed, the per-record δ, and one line per note (a note
+            over 400 characters, a table of scores, shortened to its lead).  ``True`` adds the
+            candidate bounds (every bound's ε, the certified one marked ``*``), σ, iterations, the
+            conversion and its order, the assumptions, every row's δ and every note in full.
+
+        Returns
+        -------
+        str
+        """
+        return as_text(self, verbose)
+
     def __str__(self) -> str:
-        void = f": {NO_GUARANTEE} (see the notes)" if math.isinf(self.epsilon) else ""
-        lines = [
-            f"({self.epsilon:.6g}, {self.delta:.3g})-DP by {self.mechanism}{void}",
-            f"  bound: {self.bound} — {self.theorem}",
-            f"  sigma = {self.sigma:.6g}, iterations = {self.iterations}, conversion = {self.conversion}"
-            + (f" (order {self.order:.4g})" if self.order is not None else ""),
-            f"  composition baseline would give epsilon = {self.composition_epsilon:.6g}",
-            "  conditions: " + "; ".join(self.conditions),
-        ]
-        if self.record_profile:
-            profile = np.asarray(self.record_profile)
-            if profile.max() == profile.min():
-                lines.append(f"  per-record delta at this epsilon: {profile.max():.3g} for each of the {profile.size} rows")
-            else:
-                lines.append(f"  per-record delta at this epsilon: max {profile.max():.3g} (row {int(profile.argmax()) + 1}), "
-                             f"min {profile.min():.3g} (row {int(profile.argmin()) + 1}) of {profile.size} rows")
-        lines += [f"  note: {note}" for note in self.notes]
-        return "\n".join(lines)
+        return self.describe()
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(epsilon={self.epsilon!r}, delta={self.delta!r}, mechanism={self.mechanism!r}, "
+                f"bound={self.bound!r})")
+
+    def _repr_html_(self) -> str:
+        """The notebook's rich view: an HTML fragment (:func:`~dpconvex.certificate_text.as_html`)."""
+        return as_html(self)
+
+    def _repr_markdown_(self) -> str:
+        """The notebook's Markdown view (:func:`~dpconvex.certificate_text.as_markdown`)."""
+        return as_markdown(self)
+
+
+def _restored(value: Any) -> Any:
+    """A value of :meth:`PrivacyCertificate.to_dict` as it was: ``"inf"``/``"-inf"`` as floats, containers copied."""
+    if isinstance(value, str) and value in ("inf", "-inf"):
+        return float(value)
+    if isinstance(value, Mapping):
+        return {key: _restored(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_restored(item) for item in value]
+    return value

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -58,11 +57,10 @@ from ._linear_model import CLASSES_RULES, COMMON_CONSTRAINTS
 from ._params import Instance, Interval, Options
 from ._validation import enforce_label_bound, enforce_norm_bound, is_dask_collection, make_rng
 from .accounting import gdp
-from .accounting import noisy_gd as noisy_gd_accountant
 from .certificate import PrivacyCertificate
 from .estimators import PrivateHuberSVC, PrivateLogisticRegression, PrivateRidge
 from .exceptions import PrivacyLeakWarning
-from .mechanisms.noisy_gd import plan_noisy_gd
+from .selection_runs import CandidateRuns
 from .private_selection import (RUNS_DISTRIBUTIONS, SCORINGS, base_mu, best_of_random_runs, calibrate_per_run_mu,
                                 repetition_law, score_noise_sd, selection_certificate, validation_run)
 
@@ -127,6 +125,12 @@ class PrivateSelectionCV:
         RuntimeError
             If the Poisson law drew no run (:func:`~dpconvex.private_selection.best_of_random_runs`):
             nothing is released and no fitted attribute is left.
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            Also once, for the whole selection, for a target δ ≥ 1/n with n all the records (both parts):
+            :meth:`~dpconvex.problem.Problem.large_delta`'s sentence, which opens the certificate's notes.
         """
         self._forget_fit()
         for name, data in (("X", X), ("y", y)):
@@ -157,16 +161,19 @@ class PrivateSelectionCV:
         validation, training = np.sort(order[:n_validation]), np.sort(order[n_validation:])
         sensitivity = scoring.sensitivity(label_bound, n_validation)
 
-        runs = _CandidateRuns(self, training.size, X.shape[1])
+        runs = CandidateRuns(self, training.size, X.shape[1])
         mu = calibrate_per_run_mu(law, self.epsilon, self.delta, lambda m: runs.events(grid, m))
         run_epsilon = gdp.gdp_epsilon(self.delta, mu)
         X_train, y_train = X[training], y[training]
         run = validation_run(lambda value, seed: runs.fit(value, mu, seed, X_train, y_train), scoring, X[validation],
                              y[validation], label_bound, mu)
 
+        caveat = runs.large_delta(n)  # the selection reads all n records (the candidates' own warning is dropped)
         for reason in leaks:  # after the checks that raise: a refused fit releases nothing
             warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",
                           PrivacyLeakWarning, stacklevel=2)
+        if caveat is not None:
+            warnings.warn(caveat, PrivacyLeakWarning, stacklevel=2)
         selection = best_of_random_runs(law, grid, run, rng)
         if selection is None:
             self._forget_fit()  # classes_ and n_features_in_ were set while the input was checked
@@ -183,7 +190,7 @@ class PrivateSelectionCV:
         self.cv_results_ = {"params": [{"l2_regularization": float(v)} for v in grid], "param_l2_regularization": grid,
                             "selected": chosen, "validation_score": np.where(chosen, self.best_score_, np.nan)}
         certificate = self._certificate(law, grid, mu, base_mu(mu, runs.events(grid, mu)), run_epsilon, sensitivity,
-                                        scoring, selection, n, n_validation)
+                                        scoring, selection, n, n_validation, caveat)
         for reason in leaks:
             certificate = certificate.without_guarantee(reason)
         self.privacy_report_ = certificate
@@ -209,10 +216,12 @@ class PrivateSelectionCV:
         return grid
 
     def _certificate(self, law, grid, mu, base_mu, run_epsilon, sensitivity, scoring, selection, n,
-                     n_validation) -> PrivacyCertificate:
-        """The selection's certificate (:func:`selection_certificate`), with the budget rule and the split."""
+                     n_validation, caveat) -> PrivacyCertificate:
+        """The selection's certificate (:func:`selection_certificate`), with the budget rule and the split; its
+        notes open with ``caveat`` (:meth:`~dpconvex.problem.Problem.large_delta` for the n records) unless None."""
         report = selection.output.privacy_report_
         notes = (
+            *(() if caveat is None else (caveat,)),
             f"budget rule: the whole (epsilon, delta) = ({self.epsilon:g}, {self.delta:g}) goes to the selection and "
             "the winning candidate itself is released (Papernot & Steinke's output; no refit on all data, nothing "
             f"composed after it); every run has the per-run budget mu = {mu:.6g} (GDP), the largest whose selection "
@@ -234,56 +243,6 @@ class PrivateSelectionCV:
                          "score_sensitivity": sensitivity, "score_noise_sd": score_noise_sd(sensitivity, mu),
                          "candidate_mechanism": "noisy_gd",
                          "released": "the winning candidate's model, its lambda and its noisy validation score"})
-
-
-class _CandidateRuns:
-    """The candidates of one fit: their planned noisy_gd runs (from public quantities), their GDP μ, their fits."""
-
-    def __init__(self, estimator: PrivateSelectionCV, n_train: int, n_features: int):
-        self.estimator, self.n_train, self.n_features = estimator, n_train, n_features
-        self._plans: dict[tuple[float, float], noisy_gd_accountant.NoisyGDEvent] = {}
-
-    def _parameters(self, value: float, mu: float) -> dict[str, Any]:
-        """The candidate estimator's parameters at λ = ``value`` and per-run budget μ."""
-        estimator = self.estimator
-        own = estimator.get_params(deep=False)
-        params = {name: own[name] for name in estimator._candidate().get_params(deep=False) if name in own}
-        params.update(l2_regularization=value, epsilon=gdp.gdp_epsilon(estimator.delta, mu), method="noisy_gd")
-        if "classes" in params:
-            params["classes"] = estimator.classes_.tolist()
-        return params
-
-    def event(self, value: float, mu: float) -> noisy_gd_accountant.NoisyGDEvent:
-        """The noisy_gd run the candidate at λ = ``value`` will make, planned as its estimator plans it."""
-        key = (value, mu)
-        if key not in self._plans:
-            estimator = self.estimator
-            classes = getattr(estimator, "classes_", None)
-            loss = (estimator._multiclass_loss(classes.size) if classes is not None and classes.size > 2
-                    else estimator._loss())
-            data_norm = float(np.sqrt(2.0) * estimator.data_norm) if estimator.fit_intercept else estimator.data_norm
-            features = self.n_features + int(estimator.fit_intercept)  # the intercept is a constant feature
-            self._plans[key] = plan_noisy_gd(
-                self.n_train, loss.parameter_dimension(features), loss=loss, l2_regularization=value,
-                epsilon=gdp.gdp_epsilon(estimator.delta, mu), delta=estimator.delta, data_norm=data_norm,
-                label_bound=estimator._label_bound(), constraint=estimator._constraint(value),
-                step_size=estimator.step_size, iterations=estimator.iterations, strict=estimator.strict)
-        return self._plans[key]
-
-    def events(self, grid: NDArray[np.float64], mu: float) -> list[noisy_gd_accountant.NoisyGDEvent]:
-        """The planned runs of every candidate of the grid at per-run budget μ."""
-        return [self.event(float(value), mu) for value in grid]
-
-    def fit(self, value: float, mu: float, seed: int, X: NDArray, y: NDArray) -> Any:
-        """Fit the candidate at λ = ``value``; ``RuntimeError`` if its run is not the planned one."""
-        model = self.estimator._candidate(**{**self._parameters(value, mu), "random_state": seed}).fit(X, y)
-        planned, report = self.event(value, mu), model.privacy_report_
-        ran = (report.assumptions["n"], report.sigma, report.iterations, report.assumptions["step_size"],
-               report.assumptions["gradient_sensitivity"])
-        if ran != (planned.n, planned.sigma, planned.iterations, planned.step_size, planned.sensitivity):
-            raise RuntimeError(f"the candidate at l2_regularization={value:g} ran (n, sigma, iterations, step_size, "
-                               f"sensitivity) = {ran}, not the planned run the certificate accounts for.")
-        return model
 
 
 _CV_DOC = """

@@ -233,4 +233,8 @@ SELECTION_CONDITIONS = (
     "each run draws lambda uniformly from the grid, independently of the data",
     "each candidate trained by noisy_gd (hidden iterates, replace-one) on the training part",
     "the fit's duration, which grows with K, is not observed by the recipient (K must stay secret)",
+    "the grid of lambda and the budget (epsilon, delta, expected_runs, runs_distribution, validation_fraction, "
+    "scoring and the candidates' options) chosen without looking at the private data: the selection of lambda "
+    "from the grid is covered, but choosing the grid or the budget on the data (e.g. a new grid after reading "
+    "best_score_, or GridSearchCV over this estimator) is not: epsilon counts this one selection",
 )

@@ -75,7 +75,7 @@ from .sco_sgd import plan as sco_plan
 from .sco_sgd import train as sco_train
 
 __all__ = ["auto", "plan", "train", "select_configuration", "AutoCandidate", "AutoChoice", "AutoPlan", "BATCH_COUNTS",
-           "MAX_PASSES", "MAX_STEP_FACTOR", "REFERENCE_NORM"]
+           "MAX_PASSES", "MAX_STEP_FACTOR", "REFERENCE_NORM", "RULE_DETAIL", "SCORES_DETAIL"]
 
 #: Candidate numbers of batches per epoch (l = 1: full batches, every record in every step), in
 #: steps of about √2 so that the number of steps T = l·E can land near the bound's optimum.
@@ -112,6 +112,12 @@ class AutoCandidate:
                 f"{self.sampling:.3g} + {self.privacy_noise:.3g} + {self.regularisation:.3g}")
 
 
+#: Keys of the certificate's details that state ``auto``'s rule and list every configuration it weighed
+#: with its score (optimisation + sampling + privacy noise + regularisation).
+RULE_DETAIL = "auto_rule"
+SCORES_DETAIL = "auto_scores"
+
+
 @dataclasses.dataclass(frozen=True)
 class AutoChoice:
     """The configuration ``auto`` trains, with every candidate's score (for the certificate's notes)."""
@@ -125,18 +131,25 @@ class AutoChoice:
     candidates: tuple[AutoCandidate, ...]
 
     def reason(self, epsilon: float, delta: float) -> str:
-        table = "; ".join(c.describe() for c in self.candidates)
-        clip = ("no clipping (G = L)" if self.clip_norm is None else
-                f"clip_norm={self.clip_norm:.4g} = the loss's per-example gradient bound at theta=0 "
-                "(Loss.gradient_norm_at_zero; G = C: sensitivity 2C, no gradient changed at theta=0)")
+        clip = "no clipping" if self.clip_norm is None else f"clip_norm={self.clip_norm:.4g}"
         return (f"method='auto' (epsilon={epsilon:g}, delta={delta:g}) chose noisy_sgd with Poisson batches, "
                 f"batch_size={self.chosen.batch_size}, epochs={self.epochs} (T={self.chosen.steps} steps), "
                 f"step_size={self.step_size:.4g}, {clip}, output='tail_average', l2_regularization="
-                f"{self.l2_regularization:.3g} ({self.l2_rule}): the least utility bound B^2/(2 eta T) + "
-                f"eta (1-q) G^2/b + eta d sigma^2/b^2 + l2 B^2/2 (B={REFERENCE_NORM:g}, sigma from the "
-                f"central-limit calibration, eta the bound's minimiser within [1/M, {MAX_STEP_FACTOR:g}/M]; "
-                f"dpconvex.mechanisms.auto). Scores (optimisation + sampling + privacy noise + regularisation): "
-                f"{table}")
+                f"{self.l2_regularization:.3g} ({self.l2_rule}), by the least utility bound (rule and scores: the "
+                f"certificate's details)")
+
+    def rule(self) -> str:
+        """How the configuration was chosen, for the certificate's details."""
+        clip = ("no clipping (G = L)" if self.clip_norm is None else
+                f"clip_norm={self.clip_norm:.4g} = the loss's per-example gradient bound at theta=0 "
+                "(Loss.gradient_norm_at_zero; G = C: sensitivity 2C, no gradient changed at theta=0)")
+        return (f"the least utility bound B^2/(2 eta T) + eta (1-q) G^2/b + eta d sigma^2/b^2 + l2 B^2/2 "
+                f"(B={REFERENCE_NORM:g}, sigma from the central-limit calibration, eta the bound's minimiser within "
+                f"[1/M, {MAX_STEP_FACTOR:g}/M]; dpconvex.mechanisms.auto); {clip}")
+
+    def scores(self) -> list[str]:
+        """Every candidate's score (optimisation + sampling + privacy noise + regularisation), for the details."""
+        return [c.describe() for c in self.candidates]
 
 
 def _candidates(n: int, dimension: int, mu: float, smoothness: float, gradient_bound: float, l2: float):
@@ -236,6 +249,7 @@ class AutoPlan:
     plan: NoisySGDPlan | SCOPlan
     l2_regularization: float
     note: str
+    details: tuple[tuple[str, Any], ...] = ()
 
 
 def plan(problem: Problem) -> AutoPlan:
@@ -263,7 +277,8 @@ def plan(problem: Problem) -> AutoPlan:
     chosen = noisy_sgd_plan(dataclasses.replace(problem, l2_regularization=choice.l2_regularization),
                             batching="poisson", batch_size=choice.chosen.batch_size, epochs=choice.epochs,
                             step_size=choice.step_size, clip_norm=choice.clip_norm, output="tail_average")
-    return AutoPlan(noisy_sgd_train, chosen, choice.l2_regularization, choice.reason(target.epsilon, target.delta))
+    return AutoPlan(noisy_sgd_train, chosen, choice.l2_regularization, choice.reason(target.epsilon, target.delta),
+                    ((RULE_DETAIL, choice.rule()), (SCORES_DETAIL, choice.scores())))
 
 
 def train(problem: Problem, plan: AutoPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
@@ -274,7 +289,10 @@ def train(problem: Problem, plan: AutoPlan, random_state: None | int | np.random
     """
     result = plan.train(dataclasses.replace(problem, l2_regularization=plan.l2_regularization), plan.plan,
                         random_state)
-    return TrainingResult(coef=result.coef, certificate=result.certificate.with_notes(plan.note))
+    certificate = result.certificate.with_notes(plan.note)
+    if plan.details:
+        certificate = certificate.with_details(**dict(plan.details))
+    return TrainingResult(coef=result.coef, certificate=certificate)
 
 
 @keyword_signature(plan, l2_regularization="auto", constraint="auto")
