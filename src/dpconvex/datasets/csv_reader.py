@@ -3,7 +3,9 @@
 Every cell is read as text, so only the schema's ``missing_values`` mean missing (``NA`` and
 ``null`` stay categories); numerical columns are then parsed by
 :func:`~dpconvex.datasets.encoding.numbers`, the parser of the feature map. Without a declared
-schema one is inferred from the file, and a model trained on it has no guarantee.
+schema one is inferred from the file, and a model trained on it has no guarantee. The file's shape
+is checked first: every record has as many fields as the header (a ragged row is refused, naming
+its line), and there is a header and at least one record.
 """
 
 from __future__ import annotations
@@ -11,14 +13,24 @@ from __future__ import annotations
 import csv
 import os
 import warnings
+from collections import Counter
+from collections.abc import Iterator
+from typing import TextIO
 
 import pandas as pd
 
 from dpconvex.datasets.encoding import _EXAMPLES, numbers, text_cells
+from dpconvex.datasets.labels import check_task
 from dpconvex.datasets.tabular import DEFAULT_MISSING_VALUES, TabularSchema
 from dpconvex.exceptions import DataDependentPreprocessingWarning
 
 __all__ = ["read_csv"]
+
+#: The delimiters detected, in order of preference when the header line has as many of two.
+_DELIMITERS = ",;\t|"
+
+#: The likely cause of a file that the CSV readers cannot split into records.
+_UNCLOSED_QUOTE = "look for a quote '\"' that is never closed, and quote every field holding the delimiter"
 
 
 def read_csv(
@@ -26,17 +38,25 @@ def read_csv(
     schema: TabularSchema | None = None,
     target: str | None = None,
     positive_label: str | None = None,
+    *,
+    task: str = "classification",
 ) -> tuple[pd.DataFrame, TabularSchema]:
     """Read a CSV file (with a header row) and pair it with a schema.
 
     Every cell is read as text, so ``NA``, ``None``, ``null`` and ``N/A`` stay values
     (categories) and ``"01234"`` stays ``"01234"``; only the schema's ``missing_values`` (by
     default the empty cell) mean missing. The file may start with a UTF-8 byte-order mark; the
-    delimiter (``,``, ``;``, tab or ``|``) is detected from its start; fields may be quoted
-    (``"Smith, J."``); spaces after a delimiter are skipped. Numerical columns are then parsed
+    delimiter (``,``, ``;``, tab or ``|``) is detected from its start (if that is not conclusive,
+    it is the one the header line has most of); fields may be quoted
+    (``"Smith, J."``, also across lines); spaces after a delimiter are skipped; blank lines are
+    skipped. Every other line (record) must have as many fields as the header: a short or long
+    one is refused, naming its line number as an editor shows it (the header is line 1; a record
+    whose quoted field spans lines is numbered by the line where it starts), as are an empty file
+    and a header without records. Numerical columns are then parsed
     as floats (NaN where missing). With a ``schema``, its numerical columns are parsed, and
     ``target`` / ``positive_label`` may be given only if they agree with it (``positive_label``
-    not at all with a multi-class schema). Without one, every column except ``target`` whose
+    not at all with a multi-class schema), and ``task`` must fit its target
+    (:func:`~dpconvex.datasets.labels.check_task`). Without one, every column except ``target`` whose
     present cells are all numbers is parsed, and the schema is inferred from the file by
     :meth:`~dpconvex.datasets.tabular.TabularSchema.infer` (data-dependent, with a
     :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`); ``target`` is required.
@@ -58,6 +78,9 @@ def read_csv(
         The label mapped to +1 (see :meth:`~dpconvex.datasets.tabular.TabularSchema.infer`; without
         it and without a schema, a target with more than two distinct values gives a multi-class
         schema).
+    task : {"classification", "regression"}, default "classification"
+        What the target is for: a class label, or a number (``"regression"``: without a schema,
+        the inferred schema's ``target_bounds`` are the target's min and max).
 
     Returns
     -------
@@ -67,10 +90,12 @@ def read_csv(
     Raises
     ------
     ValueError
-        If the file is not UTF-8 text or not a CSV table, a numerical column of the schema
-        has non-numeric values, or ``target`` / ``positive_label`` are missing or conflict
-        with the schema.
+        If the file is not UTF-8 text or not a CSV table (empty, a header without records, a
+        record with more or fewer fields than the header: naming the file and the line), a
+        numerical column of the schema has non-numeric values, or ``target`` / ``positive_label``
+        / ``task`` are missing or conflict with the schema.
     """
+    check_task(task, schema, positive_label)
     if schema is None:
         if target is None:
             raise ValueError("read_csv needs either a schema or a target column name")
@@ -92,13 +117,7 @@ def read_csv(
                 DataDependentPreprocessingWarning,
                 stacklevel=2,
             )
-        return frame, TabularSchema.infer(frame, target, positive_label)
-    if positive_label is not None and schema.classes is not None:
-        raise ValueError(
-            f"positive_label={positive_label!r} is for a binary schema, but the schema declares the classes "
-            f"{list(schema.classes)} (multi-class); leave positive_label out, or declare \"positive_label\" "
-            "instead of \"classes\" in the schema"
-        )
+        return frame, TabularSchema.infer(frame, target, positive_label, task=task)
     for name, given, declared in [
         ("target", target, schema.target),
         ("positive_label", positive_label, schema.positive_label),
@@ -137,18 +156,88 @@ def _numeric_lookalike(series: pd.Series, column: str) -> str | None:
 
 
 def _read_text(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Every cell of a CSV file as text; UTF-8 with or without BOM; delimiter detected."""
+    """Every cell of a CSV file as text; UTF-8 with or without BOM; delimiter detected; shape checked."""
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:
             sample = handle.read(1 << 16)
         try:
-            delimiter = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
-        except csv.Error:  # e.g. a single column: nothing to detect
-            delimiter = ","
+            delimiter = csv.Sniffer().sniff(sample, delimiters=_DELIMITERS).delimiter
+        except csv.Error:  # a single column, or ragged rows: the header line decides ("," if it has none)
+            delimiter = max(_DELIMITERS, key=sample.lstrip().partition("\n")[0].count)
+        _check_shape(path, delimiter)
         return pd.read_csv(path, sep=delimiter, dtype=str, keep_default_na=False,
                            encoding="utf-8-sig", skipinitialspace=True)
+    except pd.errors.ParserError as error:  # e.g. the last field's quote never closed: no record is ragged
+        raise ValueError(f"{os.fspath(path)!r} cannot be read as CSV ({error}): {_UNCLOSED_QUOTE}") from error
     except UnicodeDecodeError as error:
         raise ValueError(
             f"{os.fspath(path)!r} is not UTF-8 text (byte {error.start}: {error.reason}); "
             "save it as UTF-8 (e.g. 'CSV UTF-8' in a spreadsheet program)"
         ) from error
+
+
+def _blank(row: list[str]) -> bool:
+    """A blank line (nothing, or only spaces), which pandas skips: no record."""
+    return len(row) <= 1 and not "".join(row).strip()
+
+
+def _check_shape(path: str | os.PathLike[str], delimiter: str) -> None:
+    """Refuse an empty file, a header without records, and records whose field count is not the header's.
+
+    One pass of :mod:`csv` over the file, with the dialect pandas reads it with, counting the fields of
+    each record (no row is kept); only when that finds a fault does a second pass locate it
+    (:func:`_shape_fault`; lines of spaces count as fields in the first pass, so it may find none).
+    """
+    name = os.fspath(path)
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        reader = csv.reader(handle, delimiter=delimiter, skipinitialspace=True)
+        try:
+            header = next((row for row in reader if not _blank(row)), None)
+            widths = Counter(map(len, reader))
+        except csv.Error as error:
+            raise ValueError(f"{name!r} line {reader.line_num} cannot be read as CSV ({error}): "
+                             f"{_UNCLOSED_QUOTE}") from error
+    if header is None:
+        raise ValueError(f"{name!r} is empty: a CSV file needs a header line naming the columns, then one line "
+                         "per record")
+    if set(widths) <= {0, len(header)} and widths[len(header)]:
+        return
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        fault = _shape_fault(name, handle, delimiter)
+    if fault is not None:
+        raise fault
+
+
+def _records(handle: TextIO, delimiter: str) -> Iterator[tuple[int, int, list[str]]]:
+    """Every record with the lines it starts and ends on (1-based, as an editor numbers lines); no blank line."""
+    reader = csv.reader(handle, delimiter=delimiter, skipinitialspace=True)
+    end = 0
+    for row in reader:
+        start, end = end + 1, reader.line_num
+        if not _blank(row):
+            yield start, end, row
+
+
+def _shape_fault(name: str, handle: TextIO, delimiter: str) -> ValueError | None:
+    """The error for a file with no record, or with records that do not have the header's field count; else None."""
+    records = _records(handle, delimiter)
+    _, _, header = next(records)
+    ragged, count = [], 0
+    for line, end, row in records:
+        count += 1
+        if len(row) != len(header):
+            ragged.append((line, end, len(row)))
+    if not count:
+        return ValueError(f"{name!r} has a header line ({len(header)} columns) but no records: add the data rows "
+                          "below the header, or check that this is the exported file")
+    if not ragged:
+        return None
+    line, end, width = ragged[0]
+    more = (f" ({len(ragged)} lines differ from the header: {', '.join(str(at) for at, _, _ in ragged[:_EXAMPLES])}"
+            f"{' ...' if len(ragged) > _EXAMPLES else ''})" if len(ragged) > 1 else "")
+    fix = (f"most likely a field holds the delimiter {delimiter!r} without quotes: quote it (\"Smith{delimiter} J.\"), "
+           "or remove the extra fields" if width > len(header) else
+           "give every record one field per column (an empty field is a missing value), or remove the line")
+    if end > line:  # a quoted field runs over several lines: most often a quote left open
+        fix = f"the record runs on to line {end}: {_UNCLOSED_QUOTE}; or {fix}"
+    return ValueError(f"{name!r} line {line} has {width} fields, the header has {len(header)}{more}: {fix}")

@@ -1,18 +1,19 @@
-"""The feature and label maps of a :class:`~dpconvex.datasets.tabular.TabularSchema`, record by record.
+"""The feature map of a :class:`~dpconvex.datasets.tabular.TabularSchema`, record by record, and its cell parsers.
 
 One code path: :func:`~dpconvex.datasets.tabular.preprocess` (hence ``load_adult`` and
 ``dpconvex train --csv``) and :class:`~dpconvex.preprocessing.PublicSchemaTransformer` both call
-:func:`encode`, and :func:`~dpconvex.datasets.tabular.read_csv` parses cells with the same
-:func:`text_cells` / :func:`numbers`; :func:`encode_labels` maps the target column. Every output
-row depends on its own record and the declared schema only, so the maps cost no privacy.
+:func:`encode`, and :func:`~dpconvex.datasets.csv_reader.read_csv` parses cells with the same
+:func:`text_cells` / :func:`numbers`; the label map of the target column is
+:mod:`dpconvex.datasets.labels` (:func:`~dpconvex.datasets.labels.encode_labels`). Every output row
+depends on its own record and the declared schema only, so the maps cost no privacy.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -22,8 +23,8 @@ from dpconvex.exceptions import PrivacyLeakWarning
 if TYPE_CHECKING:
     from dpconvex.datasets.tabular import TabularSchema
 
-__all__ = ["OTHER_SLOT", "MISSING_INDICATOR", "encode", "encode_labels", "feature_names", "label_declaration",
-           "label_texts", "numbers", "require_columns", "text_cells"]
+__all__ = ["OTHER_SLOT", "MISSING_INDICATOR", "encode", "feature_names", "numbers", "outside_note", "parse_numbers",
+           "require_columns", "text_cells"]
 
 #: Suffix of the feature ``"column=<missing/other>"`` of a categorical column (``other_slot=True``).
 OTHER_SLOT = "<missing/other>"
@@ -85,8 +86,35 @@ def text_cells(series: pd.Series, missing_values: Sequence[str]) -> tuple[np.nda
     return text, missing
 
 
+def parse_numbers(series: pd.Series, missing_values: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The parser of numeric cells: float values, where a cell is missing, and the texts that are not numbers.
+
+    Parameters
+    ----------
+    series : pandas.Series
+        One column: numbers, or texts of numbers (a numeric dtype is taken as it is).
+    missing_values : sequence of str
+        Cell texts that mean missing (see :func:`text_cells`).
+
+    Returns
+    -------
+    values : numpy.ndarray of float64, shape (len(series),)
+        NaN where a cell is missing or not a number.
+    missing : numpy.ndarray of bool, shape (len(series),)
+    non_numeric : numpy.ndarray of str (object)
+        The text of every present cell that is not a number, in row order.
+    """
+    if pd.api.types.is_numeric_dtype(series):
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        return values, np.isnan(values), np.array([], dtype=object)
+    text, missing = text_cells(series, missing_values)
+    values = np.full(len(text), np.nan)
+    values[~missing] = pd.to_numeric(pd.Series(text[~missing], dtype=object), errors="coerce")
+    return values, missing, text[np.isnan(values) & ~missing]
+
+
 def numbers(series: pd.Series, column: str, missing_values: Sequence[str]) -> np.ndarray:
-    """Float values of a numerical column, NaN where a cell is missing (see :func:`text_cells`).
+    """Float values of a numerical column, NaN where a cell is missing (see :func:`parse_numbers`).
 
     Parameters
     ----------
@@ -106,19 +134,33 @@ def numbers(series: pd.Series, column: str, missing_values: Sequence[str]) -> np
     ValueError
         Naming the column and some of its non-numeric values.
     """
-    if pd.api.types.is_numeric_dtype(series):
-        return series.to_numpy(dtype=np.float64, na_value=np.nan)
-    text, missing = text_cells(series, missing_values)
-    values = np.full(len(text), np.nan)
-    values[~missing] = pd.to_numeric(pd.Series(text[~missing], dtype=object), errors="coerce")
-    bad = np.isnan(values) & ~missing
-    if bad.any():
+    values, _, non_numeric = parse_numbers(series, missing_values)
+    if non_numeric.size:
         raise ValueError(
-            f"numerical column {column!r} has {int(bad.sum())} non-numeric values "
-            f"(e.g. {sorted(set(text[bad]))[:_EXAMPLES]}); correct them, declare the column "
+            f"numerical column {column!r} has {non_numeric.size} non-numeric values "
+            f"(e.g. {sorted(set(non_numeric))[:_EXAMPLES]}); correct them, declare the column "
             "categorical, or list such markers in the schema's missing_values"
         )
     return values
+
+
+def outside_note(column: str, count: int, bounds: tuple[float, float]) -> str:
+    """How a clipping warning names one column: ``"column 'age': 2 outside [17, 90]"``.
+
+    Parameters
+    ----------
+    column : str
+        The clipped column.
+    count : int
+        How many of its values lay outside ``bounds``.
+    bounds : tuple of float
+        The declared ``(lower, upper)``.
+
+    Returns
+    -------
+    str
+    """
+    return f"column {column!r}: {count} outside [{bounds[0]:.10g}, {bounds[1]:.10g}]"
 
 
 def feature_names(schema: TabularSchema) -> list[str]:
@@ -207,8 +249,8 @@ def encode(frame: pd.DataFrame, schema: TabularSchema, row_norm: float = 1.0) ->
         block[np.arange(n), codes] = 1.0
         blocks.append(block)
     if clipped:
-        per_column = "; ".join(f"column {column!r}: {count} outside [{schema.numerical[column][0]:.10g}, "
-                               f"{schema.numerical[column][1]:.10g}]" for column, count in clipped.items())
+        per_column = "; ".join(outside_note(column, count, schema.numerical[column])
+                               for column, count in clipped.items())
         warnings.warn(f"{sum(clipped.values())} numerical values lay outside their declared bounds and were clipped "
                       f"to them ({per_column})", PrivacyLeakWarning, stacklevel=3)
     if others:
@@ -270,129 +312,13 @@ def _category_codes(
     return codes, []
 
 
-def label_texts(series: pd.Series, column: str, missing_values: Sequence[str]) -> np.ndarray:
-    """Whitespace-stripped texts of a target column (see :func:`text_cells`); no cell may be missing.
+def __getattr__(name: str) -> Any:
+    """``encode_labels``, which moved to :mod:`dpconvex.datasets.labels`, stays importable from here (PEP 562).
 
-    Parameters
-    ----------
-    series : pandas.Series
-        The target column.
-    column : str
-        Its name, for the message.
-    missing_values : sequence of str
-        Cell texts that mean missing.
-
-    Returns
-    -------
-    numpy.ndarray of str (object), shape (len(series),)
-
-    Raises
-    ------
-    ValueError
-        Naming the column, the count and up to 5 row labels of the missing cells, and what to do.
+    Imported on access: :mod:`~dpconvex.datasets.labels` imports this module.
     """
-    text, missing = text_cells(series, missing_values)
-    if missing.any():
-        rows = list(series.index[missing][:_EXAMPLES])
-        raise ValueError(
-            f"target column {column!r} has {int(missing.sum())} missing values (rows with index "
-            f"{rows}{', ...' if missing.sum() > _EXAMPLES else ''}); a record without a label cannot be "
-            "trained on: remove those rows from the data, or give them a label"
-        )
-    return text
+    if name == "encode_labels":
+        from dpconvex.datasets.labels import encode_labels
 
-
-def encode_labels(series: pd.Series, schema: TabularSchema) -> np.ndarray:
-    """The labels of a target column by the schema: -1/+1 (binary) or the declared label texts (multi-class).
-
-    A binary schema (``schema.positive_label``) maps ``positive_label`` to +1 and every other
-    value to -1 (one-vs-rest). A multi-class schema (``schema.classes``) keeps each label's
-    whitespace-stripped text, which must be one of the declared classes; a declared class absent
-    from the data is fine (the estimator declares it all the same).
-
-    Parameters
-    ----------
-    series : pandas.Series
-        The target column.
-    schema : TabularSchema
-        A labelled schema (with a target).
-
-    Returns
-    -------
-    numpy.ndarray, shape (len(series),)
-        int64 in {-1, +1} for a binary schema; str (object) among ``schema.classes`` for a
-        multi-class one.
-
-    Raises
-    ------
-    ValueError
-        Naming the target column and what to do, if a label is missing (:func:`label_texts`) or,
-        for a multi-class schema, not among the declared classes (with up to 5 such values).
-    """
-    text = label_texts(series, str(schema.target), schema.missing_values)
-    if schema.classes is None:
-        return np.where(text == schema.positive_label, 1, -1).astype(np.int64)
-    undeclared = ~np.isin(text, list(schema.classes))
-    if undeclared.any():
-        values = sorted(set(text[undeclared]))
-        raise ValueError(
-            f"target column {schema.target!r} has {int(undeclared.sum())} labels not among the declared classes "
-            f"{list(schema.classes)}: {values[:_EXAMPLES]}{' ...' if len(values) > _EXAMPLES else ''}; declare "
-            "them in the schema's \"classes\", or remove those rows from the data"
-        )
-    return text
-
-
-def label_declaration(target: str | None, positive_label: object, classes: object,
-                       markers: tuple[str, ...]) -> tuple[str | None, tuple[str, ...] | None]:
-    """``(positive_label, classes)`` of a schema as stored, after checking that they declare one label set.
-
-    A labelled schema (``target`` given) has exactly one of ``positive_label`` (binary) and
-    ``classes`` (multi-class: at least 2 distinct texts, none of them empty, padded with spaces,
-    or among the missing-value ``markers``); a features-only schema has neither.
-
-    Parameters
-    ----------
-    target : str or None
-        The schema's target column.
-    positive_label, classes : object
-        As given to :class:`~dpconvex.datasets.tabular.TabularSchema`.
-    markers : tuple of str
-        The schema's ``missing_values``.
-
-    Returns
-    -------
-    positive_label : str or None
-    classes : tuple of str or None
-
-    Raises
-    ------
-    ValueError
-        Saying what to declare, if the label set is not declared exactly once or ``classes`` breaks
-        its rules.
-    """
-    if target is None:
-        if positive_label is not None or classes is not None:
-            raise ValueError(
-                "a features-only schema (target None) declares no labels; got "
-                f"positive_label={positive_label!r}, classes={classes!r}: give the target column too"
-            )
-        return None, None
-    if (positive_label is None) == (classes is None):
-        raise ValueError(
-            f"target {target!r} needs exactly one of positive_label (binary: that label is +1, every other "
-            "-1) and classes (multi-class: the declared label set); got "
-            f"positive_label={positive_label!r}, classes={classes!r}"
-        )
-    if positive_label is not None:
-        return str(positive_label), None
-    if isinstance(classes, str) or not isinstance(classes, Iterable):
-        raise ValueError(f"classes must be a list of label strings, e.g. [{classes!r}, ...]; got {classes!r}")
-    declared = tuple(str(label) for label in classes)
-    bad = [label for label in declared if not label or label != label.strip() or label in markers]
-    if bad or len(set(declared)) != len(declared) or len(declared) < 2:
-        raise ValueError(
-            f"classes of target {target!r} must be at least 2 distinct labels, none of them empty, padded with "
-            f"spaces, or among the missing_values markers {list(markers)}; got {list(declared)}"
-        )
-    return None, declared
+        return encode_labels
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

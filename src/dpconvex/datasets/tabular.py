@@ -2,9 +2,10 @@
 
 Categorical columns are one-hot encoded over a declared category set, numerical columns are
 scaled to [0, 1] with declared bounds, and every row is then scaled to unit L2 norm; labels
-become -1/+1 (binary, ``positive_label``) or stay the declared classes' texts (multi-class,
-``classes``). Because the category sets, bounds and label set are declared up front (a
-:class:`TabularSchema`), the map from a record to its feature vector does not depend on the
+become -1/+1 (binary, ``positive_label``), stay the declared classes' texts (multi-class,
+``classes``) or are numbers clipped into declared bounds (regression, ``target_bounds``; see
+:mod:`dpconvex.datasets.labels`). Because the category sets, bounds and label set are declared
+up front (a :class:`TabularSchema`), the map from a record to its feature vector does not depend on the
 other records, so the preprocessing costs no privacy. A schema *inferred* from the private data (:meth:`TabularSchema.infer`) breaks
 this, and is flagged with ``data_dependent=True`` and a
 :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`; a model trained on its output
@@ -27,8 +28,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpconvex.datasets.encoding import (encode, encode_labels, feature_names, label_declaration, label_texts, numbers,
-                                        require_columns, text_cells)
+from dpconvex.datasets._schema_json import check_json_shapes
+from dpconvex.datasets.encoding import encode, feature_names, numbers, require_columns, text_cells
+from dpconvex.datasets.labels import encode_labels, infer_labels, label_declaration
 from dpconvex.exceptions import DataDependentPreprocessingWarning
 
 __all__ = ["DATA_DEPENDENT_SCHEMA_REASON", "TabularSchema", "preprocess", "feature_names"]
@@ -43,38 +45,12 @@ DATA_DEPENDENT_SCHEMA_REASON = (
 DEFAULT_MISSING_VALUES: tuple[str, ...] = ("",)
 
 
-def _texts(value: object) -> bool:
-    """A JSON list of strings or numbers (numbers are read as their text)."""
-    return isinstance(value, (list, tuple)) and all(isinstance(v, str) or _number(v) for v in value)
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-#: Schema key -> (its shape, for the message; whether a JSON value has it).
-_JSON_SHAPES: dict[str, tuple[str, Any]] = {
-    "target": ("a string (null: features only)", lambda v: v is None or isinstance(v, str)),
-    "positive_label": ("a string or null", lambda v: v is None or isinstance(v, str) or _number(v)),
-    "classes": ("a list of strings or null", lambda v: v is None or _texts(v)),
-    "categorical": ('an object {"column": ["category", ...]}',
-                    lambda v: isinstance(v, dict) and all(_texts(cats) for cats in v.values())),
-    "numerical": ('an object {"column": [lower, upper]}',
-                  lambda v: isinstance(v, dict) and all(isinstance(bounds, (list, tuple)) and len(bounds) == 2
-                                                        and all(map(_number, bounds)) for bounds in v.values())),
-    "missing_values": ("a list of strings", _texts),
-    "other_slot": ("true or false", lambda v: isinstance(v, bool)),
-    "numeric_fill": ('an object {"column": number}', lambda v: isinstance(v, dict) and all(map(_number, v.values()))),
-    "data_dependent": ("true or false", lambda v: isinstance(v, bool)),
-}
-
-
 @dataclass(frozen=True)
 class TabularSchema:
-    """Declared structure of a tabular classification data set (binary or multi-class).
+    """Declared structure of a tabular data set: binary, multi-class or regression target, or features only.
 
-    A labelled schema has a ``target`` and exactly one of ``positive_label`` (binary) and
-    ``classes`` (multi-class); a features-only schema has neither.
+    A labelled schema has a ``target`` and exactly one of ``positive_label`` (binary), ``classes``
+    (multi-class) and ``target_bounds`` (regression); a features-only schema has none.
 
     Parameters
     ----------
@@ -110,13 +86,17 @@ class TabularSchema:
         Multi-class schema: the declared (public) label set, at least 2 distinct texts, none of
         them empty, padded with spaces, or a ``missing_values`` marker; :func:`preprocess` keeps each
         label's text and refuses a label outside this set. A declared class absent from the data
-        is fine. None for a binary or features-only schema.
+        is fine. None for a binary, regression or features-only schema.
+    target_bounds : tuple of float or None, default None
+        Regression schema: the declared (public) range ``(lower, upper)`` of the numeric target,
+        finite, ``lower < upper``; :func:`preprocess` parses each target cell as a number and clips
+        it into this range. None for a classification or features-only schema.
 
     Notes
     -----
     The JSON format read by :meth:`from_json` and written by :meth:`to_json` is::
 
-        {"target": "income", "positive_label": ">50K", "classes": null,
+        {"target": "income", "positive_label": ">50K", "classes": null, "target_bounds": null,
          "categorical": {"sex": ["Female", "Male"], ...},
          "numerical": {"age": [17, 90], ...},
          "missing_values": [""],
@@ -124,10 +104,11 @@ class TabularSchema:
          "numeric_fill": {"age": 17},
          "data_dependent": false}
 
-    or, multi-class, ``"positive_label": null, "classes": ["Divorced", "Married", "Single"]``.
-    Only ``"target"`` is required (``null`` for a features-only schema); every other key is
-    optional, with the defaults above (``"positive_label"`` and ``"classes"`` default to ``null``,
-    and a labelled schema gives exactly one of them); ``"categorical"``, ``"numerical"`` and
+    or, multi-class, ``"positive_label": null, "classes": ["Divorced", "Married", "Single"]``, or,
+    regression, ``"target": "progression", "target_bounds": [25, 346]``. Only ``"target"`` is
+    required (``null`` for a features-only schema); every other key is optional, with the defaults
+    above (``"positive_label"``, ``"classes"`` and ``"target_bounds"`` default to ``null``, and a
+    labelled schema gives exactly one of them); ``"categorical"``, ``"numerical"`` and
     ``"numeric_fill"`` may be empty objects. Category values and labels are strings (a number
     is read as its text, ``2`` as ``"2"``); cells are compared as whitespace-stripped strings.
     The defaults keep the feature map of a schema without these keys as it was (UCI Adult, whose
@@ -144,6 +125,7 @@ class TabularSchema:
     other_slot: bool = False
     numeric_fill: dict[str, float] = field(default_factory=dict)
     classes: tuple[str, ...] | None = None
+    target_bounds: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.positive_label, Mapping):  # the categories passed positionally, positive_label omitted
@@ -189,9 +171,11 @@ class TabularSchema:
         for name in ("data_dependent", "other_slot"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}")
-        positive_label, classes = label_declaration(self.target, self.positive_label, self.classes, markers)
+        positive_label, classes, bounds = label_declaration(self.target, self.positive_label, self.classes,
+                                                            self.target_bounds, markers)
         object.__setattr__(self, "positive_label", positive_label)
         object.__setattr__(self, "classes", classes)
+        object.__setattr__(self, "target_bounds", bounds)
         object.__setattr__(self, "categorical", categorical)
         object.__setattr__(self, "numerical", numerical)
         object.__setattr__(self, "missing_values", markers)
@@ -206,15 +190,25 @@ class TabularSchema:
         return [*self.numerical, *self.categorical]
 
     @property
-    def label_set(self) -> tuple[int, int] | tuple[str, ...] | None:
-        """The values :func:`preprocess`'s ``y`` can take, to declare as an estimator's ``classes=``.
+    def task(self) -> str | None:
+        """``"binary"`` (``positive_label``), ``"multiclass"`` (``classes``), ``"regression"`` (``target_bounds``).
 
-        ``(-1, 1)`` for a binary schema, ``classes`` for a multi-class one, None for a
-        features-only schema.
+        None for a features-only schema.
         """
         if self.target is None:
             return None
-        return (-1, 1) if self.classes is None else self.classes
+        if self.positive_label is not None:
+            return "binary"
+        return "regression" if self.target_bounds is not None else "multiclass"
+
+    @property
+    def label_set(self) -> tuple[int, int] | tuple[str, ...] | None:
+        """The values :func:`preprocess`'s ``y`` can take, to declare as a classifier's ``classes=``.
+
+        ``(-1, 1)`` for a binary schema, ``classes`` for a multi-class one; None for a regression
+        schema (``y`` is a number within ``target_bounds``: no label set) and a features-only one.
+        """
+        return (-1, 1) if self.task == "binary" else self.classes
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON-compatible dictionary described in the class docstring."""
@@ -222,6 +216,7 @@ class TabularSchema:
             "target": self.target,
             "positive_label": self.positive_label,
             "classes": None if self.classes is None else list(self.classes),
+            "target_bounds": None if self.target_bounds is None else list(self.target_bounds),
             "categorical": {c: list(cats) for c, cats in self.categorical.items()},
             "numerical": {c: list(bounds) for c, bounds in self.numerical.items()},
             "missing_values": list(self.missing_values),
@@ -235,23 +230,15 @@ class TabularSchema:
         """Build a schema from the dictionary format described in the class docstring.
 
         Raises ValueError naming the key and its expected shape if a key is unknown, ``"target"``
-        is absent or a value has the wrong JSON type (e.g. ``"numerical": {"age": 5}``).
+        is absent or a value has the wrong JSON type (e.g. ``"numerical": {"age": 5}`` or
+        ``"target_bounds": [25]``).
         """
-        if not isinstance(spec, Mapping):
-            raise ValueError(f"a schema is a JSON object {{\"target\": ...}}; got {type(spec).__name__} {spec!r}")
-        if not {"target"} <= set(spec) <= set(_JSON_SHAPES):
-            raise ValueError(
-                "schema needs the key target (with positive_label for a binary schema or classes for a "
-                f"multi-class one), and only keys among {sorted(_JSON_SHAPES)}; got {sorted(spec)}"
-            )
-        for key, value in spec.items():
-            shape, fits = _JSON_SHAPES[key]
-            if not fits(value):
-                raise ValueError(f"schema key {key!r} must be {shape}; got {value!r}")
+        check_json_shapes(spec)
         return cls(
             target=spec["target"],
             positive_label=spec.get("positive_label"),
             classes=spec.get("classes"),
+            target_bounds=spec.get("target_bounds"),
             categorical=dict(spec.get("categorical", {})),
             numerical=dict(spec.get("numerical", {})),
             data_dependent=spec.get("data_dependent", False),
@@ -278,7 +265,8 @@ class TabularSchema:
 
     @classmethod
     def infer(
-        cls, frame: pd.DataFrame, target: str | None = None, positive_label: str | None = None
+        cls, frame: pd.DataFrame, target: str | None = None, positive_label: str | None = None, *,
+        task: str = "classification",
     ) -> TabularSchema:
         """Read a schema from the data itself (then no differential-privacy guarantee holds).
 
@@ -290,9 +278,9 @@ class TabularSchema:
         :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning` and sets
         ``data_dependent=True``. The minimum, maximum and category set of a column can each
         hinge on one record, so a model trained on data encoded this way has no guarantee:
-        ``dpconvex train`` then reports ε = inf. Without ``positive_label`` the label set is read
-        from the data too (and named in the warning): binary for a target with two distinct
-        values, multi-class (``classes``, sorted as strings) for more.
+        ``dpconvex train`` then reports ε = inf. The target's declaration (its label set, or its
+        bounds for regression) is read from the data too, unless ``positive_label`` gives it, and
+        named in the warning (see :func:`~dpconvex.datasets.labels.infer_labels`).
 
         Parameters
         ----------
@@ -304,7 +292,10 @@ class TabularSchema:
             Value of ``target`` mapped to +1 (a binary schema). Without it, a target with exactly
             two distinct values gives a binary schema whose positive label is the one that sorts
             last (as a string), e.g. ``">50K"`` over ``"<=50K"`` and ``"1"`` over ``"0"``; a
-            target with more gives a multi-class schema with its distinct values as ``classes``.
+            target with more gives a multi-class schema with its distinct values as ``classes``,
+            unless it has more than 20, all numbers (a continuous target: refused).
+        task : {"classification", "regression"}, default "classification"
+            ``"regression"``: ``target`` holds numbers, and ``target_bounds`` is its (min, max).
 
         Returns
         -------
@@ -313,32 +304,16 @@ class TabularSchema:
         Raises
         ------
         ValueError
-            If a column is absent, ``positive_label`` is given without ``target``, a target cell
-            is missing, or, without ``positive_label``, the target has fewer than two distinct
-            values (a classifier needs two classes).
+            Naming the parameter or column and what to do, if a column is absent, ``task`` is
+            unknown, ``positive_label`` is given without ``target`` or with ``task="regression"``, a
+            target cell is missing, or the target cannot be read for the task: fewer than two
+            classes; more than 20 distinct values, all numbers (classification); a non-numeric or
+            single value (regression).
         """
-        read, classes = "", None
         if target is not None:
             require_columns(frame, [target])
-            distinct = sorted(set(label_texts(frame[target], target, DEFAULT_MISSING_VALUES)))
-        elif positive_label is not None:
-            raise ValueError(f"positive_label={positive_label!r} needs a target column")
-        if target is not None and positive_label is not None and str(positive_label) not in distinct:
-            # Everything here is read from the data anyway (no guarantee), so checking the label costs nothing.
-            shown = f"{distinct[:10]}{' ...' if len(distinct) > 10 else ''}"
-            raise ValueError(f"positive_label {positive_label!r} does not occur in target column {target!r} "
-                             f"(values {shown}); check its spelling")
-        if target is not None and positive_label is None:
-            if len(distinct) < 2:
-                raise ValueError(
-                    f"target column {target!r} has {len(distinct)} distinct value(s) {distinct}; a classifier "
-                    "needs two classes: check the target column, or, if the other classes are merely absent "
-                    "from this data, declare the label set (positive_label, or classes in a schema)"
-                )
-            if len(distinct) == 2:
-                positive_label, read = distinct[-1], "the positive label, "
-            else:
-                classes, read = tuple(distinct), f"the label set ({len(distinct)} classes), "
+        positive_label, classes, bounds, read = infer_labels(frame, target, positive_label, task,
+                                                             DEFAULT_MISSING_VALUES)
         categorical: dict[str, tuple[str, ...]] = {}
         numerical: dict[str, tuple[float, float]] = {}
         empty: list[str] = []
@@ -370,7 +345,7 @@ class TabularSchema:
         )
         fill = {column: lower for column, (lower, _) in numerical.items()}
         return cls(target, positive_label, categorical, numerical, data_dependent=True,
-                   other_slot=True, numeric_fill=fill, classes=classes)
+                   other_slot=True, numeric_fill=fill, classes=classes, target_bounds=bounds)
 
 
 def check_data_dependent(schema: TabularSchema, allow_data_dependent: bool) -> None:
@@ -403,7 +378,7 @@ def check_data_dependent(schema: TabularSchema, allow_data_dependent: bool) -> N
 
 def preprocess(frame: pd.DataFrame, schema: TabularSchema, *,
                allow_data_dependent: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Encode a data frame as unit-norm feature rows and labels ({-1, +1}, or the declared classes).
+    """Encode a data frame as unit-norm feature rows and labels ({-1, +1}, the declared classes, or numbers).
 
     The features are :func:`~dpconvex.datasets.encoding.encode`'s (the feature map of
     :class:`~dpconvex.preprocessing.PublicSchemaTransformer`): numerical columns scaled to
@@ -412,11 +387,13 @@ def preprocess(frame: pd.DataFrame, schema: TabularSchema, *,
     declared in ``schema.numeric_fill``), categorical columns one-hot encoded (missing and
     undeclared values to the ``<missing/other>`` feature if ``schema.other_slot``), each row
     then divided by its L2 norm (an all-zero row stays zero). The labels are
-    :func:`~dpconvex.datasets.encoding.encode_labels`': for a binary schema +1 where
+    :func:`~dpconvex.datasets.labels.encode_labels`': for a binary schema +1 where
     ``target == schema.positive_label`` and -1 for every other value (one-vs-rest); for a
     multi-class schema the label texts, each one of ``schema.classes`` (declare
-    ``schema.label_set`` as the estimator's ``classes=``). Columns of ``frame`` not in the schema
-    are ignored.
+    ``schema.label_set`` as the estimator's ``classes=``); for a regression schema the target
+    parsed as numbers (as numerical features are) and clipped into ``schema.target_bounds``, with
+    a ``PrivacyLeakWarning`` naming the column, the count and the bounds. Columns of ``frame`` not
+    in the schema are ignored.
 
     Parameters
     ----------
@@ -437,22 +414,22 @@ def preprocess(frame: pd.DataFrame, schema: TabularSchema, *,
         Features in the order of :func:`feature_names`; rows have unit L2 norm (or are zero).
     y : numpy.ndarray, shape (n,)
         int64 labels in {-1, +1} for a binary schema; the label texts (str, object dtype) for a
-        multi-class one.
+        multi-class one; float64 within ``target_bounds`` for a regression one.
 
     Raises
     ------
     ValueError
         Naming the column and what to do, if a column is absent, the schema has no target, a
         target cell is missing, a label is not among the declared classes (multi-class; up to 5
-        such values are named), or a feature cell cannot be encoded (see
-        :func:`~dpconvex.datasets.encoding.encode`); or if the schema is data-dependent and
+        such values are named) or not a number (regression), or a feature cell cannot be encoded
+        (see :func:`~dpconvex.datasets.encoding.encode`); or if the schema is data-dependent and
         ``allow_data_dependent`` is False.
     """
     check_data_dependent(schema, allow_data_dependent)
     if schema.target is None:
         raise ValueError(
-            "the schema has no target (a features-only schema); give it a target and positive_label or "
-            "classes to preprocess labelled data, or encode the features with PublicSchemaTransformer"
+            "the schema has no target (a features-only schema); give it a target and positive_label, classes "
+            "or target_bounds to preprocess labelled data, or encode the features with PublicSchemaTransformer"
         )
     require_columns(frame, [schema.target, *schema.columns])
     return encode(frame, schema), encode_labels(frame[schema.target], schema)
