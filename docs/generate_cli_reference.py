@@ -39,8 +39,15 @@ Conventions of every command:
   `--csv` (or `--parquet`) they are refused rather than ignored.
 - Warnings are printed on stderr as `dpconvex: warning: Category: message`, without the
   library's file paths.
-- `train` on a CSV prints, after the test accuracy, a note when fewer than {min_held_out} rows were held out:
-  such a score is too noisy to mean anything (with `--json` the note goes to stderr).
+- `train` on a CSV prints, after the test accuracy (R² for the regressors `--model ridge` and `lad`), a note
+  when fewer than {min_held_out} rows were held out: such a score is too noisy to mean anything (with `--json`
+  the note goes to stderr).
+- `train --out FILE` writes the trained model, its schema and its certificate to one JSON model file (no
+  pickle: `dpconvex.load_model` reads it without executing code). `predict --model FILE --csv DATA` encodes
+  DATA's records with the saved schema and writes one prediction per row on stdout (CSV with the header
+  `prediction`, or a JSON list with `--json`; a binary model predicts 1 for the schema's positive label and
+  -1 otherwise). On stderr it prints the first line of the model's certificate and, when DATA has the target
+  column, the accuracy or R² on DATA's rows: computed without noise, not covered by the certificate.
 """
 
 

@@ -194,7 +194,7 @@ def _check_train_payload(payload, epsilon_bound=DEFAULT_EPSILON):  # the default
     assert certificate["epsilon"] == payload["epsilon"]
     assert certificate["delta"] == payload["delta"] == 1e-8
     assert certificate["theorem"]
-    assert HELD_OUT_NOTE in certificate["notes"]
+    assert HELD_OUT_NOTE.format(score="test_accuracy") in certificate["notes"]
     if epsilon_bound is not None:
         assert payload["epsilon"] <= epsilon_bound
     return certificate

@@ -24,7 +24,8 @@ import pytest
 
 import dpconvex
 from dpconvex import cli_output
-from dpconvex.cli import MODELS, build_parser, main
+from dpconvex.cli import build_parser, main
+from dpconvex.cli_choices import MODELS
 from dpconvex.cli_output import MIN_HELD_OUT
 
 #: Modules the light paths of the command (help, version) must not import (as tests/test_cli_imports.py).

@@ -25,6 +25,9 @@ _EXPORTS = {
     "PrivateHuberSVCCV": "model_selection",
     "PrivateRidgeCV": "model_selection",
     "PublicSchemaTransformer": "preprocessing",
+    "SavedModel": "model_file",
+    "load_model": "model_file",
+    "save_model": "model_file",
     "PrivacyLeakWarning": "exceptions",
     "DataDependentPreprocessingWarning": "exceptions",
 }
@@ -43,7 +46,7 @@ def __getattr__(name: str) -> Any:
     Returns
     -------
     Any
-        The class the submodule defines under ``name``.
+        The class or function the submodule defines under ``name``.
 
     Raises
     ------

@@ -29,7 +29,8 @@ from ._linear_model_dask import (dask_data, dask_encoded_labels, dask_features, 
                                  dask_largest_row_norm, dask_real_targets, dask_targets, encode_labels)
 
 __all__ = ["DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS", "OPTIMISER_OPTIONS",
-           "FIXED_METHOD_L2", "COMMON_CONSTRAINTS", "CLASSES_RULES", "PrivateLinearModel", "PrivateClassifier"]
+           "FIXED_METHOD_L2", "COMMON_CONSTRAINTS", "CLASSES_RULES", "PrivateLinearModel", "PrivateClassifier",
+           "labels_from_scores"]
 
 #: Why ``data_norm="from_data"`` voids the certificate (its warning, and its note via ``without_guarantee``).
 DATA_NORM_FROM_DATA = (
@@ -190,6 +191,12 @@ class PrivateLinearModel(BaseEstimator):
         return X @ self.coef_.T + self.intercept_
 
 
+def labels_from_scores(scores: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """The classifiers' prediction rule: ``classes[1]`` where a binary margin is > 0, else ``classes[0]``; with
+    K columns of scores, the class of the highest (the first on a tie)."""
+    return classes[(scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)]
+
+
 class PrivateClassifier(ClassifierMixin, PrivateLinearModel):
     """Shared classifier logic: the public label set, then the binary or the K-class loss."""
 
@@ -260,8 +267,7 @@ class PrivateClassifier(ClassifierMixin, PrivateLinearModel):
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels: the sign of the margin (two classes) or the highest score."""
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)]
+        return labels_from_scores(self.decision_function(X), self.classes_)
 
     def _probabilities(self, X) -> np.ndarray:
         """Logistic-link probabilities (n, K), rows summing to 1: expit for two classes, softmax otherwise."""

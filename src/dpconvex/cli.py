@@ -1,9 +1,9 @@
 """The ``dpconvex`` command: a thin layer over the public Python API.
 
-Subcommands: ``train``, ``account langevin``, ``account output-perturbation``, ``account pnsgd``,
-``account sco``, ``account noisy-sgd`` (:mod:`.cli_account`), ``reproduce langevin``,
-``reproduce contraction``, ``bench adult``, ``audit`` and ``soundness`` (:mod:`.cli_audit`).
-Run ``dpconvex COMMAND --help`` for the options.
+Subcommands: ``train`` (:mod:`.cli_train`), ``predict`` (:mod:`.cli_predict`), ``account langevin``,
+``account output-perturbation``, ``account pnsgd``, ``account sco``, ``account noisy-sgd``
+(:mod:`.cli_account`), ``reproduce`` and ``bench`` (:mod:`.cli_experiments`), ``audit`` and
+``soundness`` (:mod:`.cli_audit`).  Run ``dpconvex COMMAND --help`` for the options.
 
 Only the handler of a subcommand imports what it needs: ``dpconvex --help`` and ``dpconvex account``
 load neither scikit-learn, tqdm and matplotlib nor the estimators, the benchmark or the audit (the
@@ -25,14 +25,12 @@ from .accounting.best_of import bound_notes
 from .accounting.rdp import CONVERSIONS
 from .cli_account import add_account_noisy_sgd
 from .cli_audit import add_audit, add_soundness
-from .cli_choices import (BENCH_BASELINES, BENCH_DATASETS, BENCH_EPSILONS, BENCH_TASKS, DEFAULT_DELTA, DEFAULT_EPSILON,
-                          METHODS, REPRODUCTION_METHODS)
-from .cli_output import (VersionAction, check_data_options, cli_warnings, print_help_of, small_held_out_note,
-                         use_formatter)
+from .cli_experiments import add_bench, add_reproduce
+from .cli_output import VersionAction, cli_warnings, print_help_of, use_formatter
+from .cli_predict import add_predict
+from .cli_train import add_train
 
 __all__ = ["main"]
-
-MODELS = {"logistic": "PrivateLogisticRegression", "huber": "PrivateHuberSVC", "hinge": "PrivateLinearSVC"}
 
 
 def _positive_float(text: str) -> float:
@@ -276,225 +274,6 @@ def _run_account_sco(args: argparse.Namespace) -> dict:
             "steps": steps, "sensitivity": 2.0 * args.lipschitz, "theorem": result.theorem}
 
 
-# --------------------------------------------------------------------------- train
-def _add_train(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("train", help="train a private model and print accuracy and certificate")
-    p.add_argument("--dataset", default="adult", choices=["adult"], help="embedded dataset (ignored with --csv)")
-    p.add_argument("--csv", help="your own CSV file")
-    p.add_argument("--target", help="with --csv: the label column")
-    p.add_argument("--positive", help="with --csv: the positive label value (binary: this label against the rest); "
-                   "without it and without --schema, a target with more than two values trains a multi-class model")
-    p.add_argument("--schema", help="with --csv: JSON schema with category sets, numeric bounds and the label set "
-                   "(positive_label, or classes for multi-class; without one they are read from the data: "
-                   "no guarantee, epsilon = inf)")
-    p.add_argument("--parquet", help="a directory of Parquet files (or one file), trained on a Dask cluster without "
-                   "loading it into memory; needs --target (numeric feature columns) or --schema; every row is "
-                   "trained on (no held-out accuracy); methods auto, noisy_gd and noisy_sgd")
-    p.add_argument("--scheduler", help="with --parquet: address of a running Dask scheduler (e.g. "
-                   "tcp://10.0.0.5:8786); default: a LocalCluster started and closed for the run")
-    p.add_argument("--test-size", type=float, default=0.2, help="with --csv: held-out fraction")
-    p.add_argument("--epsilon", type=_positive_float, default=DEFAULT_EPSILON,
-                   help="privacy budget of the certificate; the default is the Python estimators' own")
-    p.add_argument("--delta", type=float, default=DEFAULT_DELTA,
-                   help="delta of the certificate; the default is the estimators' own")
-    p.add_argument("--model", default="logistic", choices=list(MODELS))
-    p.add_argument("--method", choices=list(METHODS),
-                   help="trainer (default: auto, which configures Poisson noisy SGD by a stated utility bound; "
-                        "for --model hinge it trains sco_noisy_sgd). "
-                        f"{' and '.join(sorted(REPRODUCTION_METHODS))} are faithful paper reproductions that score at "
-                        "or below the majority class on Adult at epsilon <= 1: choosing one prints one line of "
-                        "advice on stderr (use auto for accuracy with a smooth loss)")
-    p.add_argument("--iterations", type=_positive_int, help="with --method noisy_gd: its iterations (default: "
-                   "planned by theory, often thousands; with --parquet each is one pass over the table)")
-    p.add_argument("--epochs", type=_positive_int, help="with --method noisy_sgd: its passes over the data")
-    p.add_argument("--seed", type=int, default=None, help="seed for a reproducible experiment (not for releases)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_run_train)
-
-
-def trainer_keywords(args: argparse.Namespace) -> dict:
-    """The estimator keywords of ``train``'s --method, --iterations and --epochs that were given (the
-    estimator refuses an option its method does not read, naming the methods that do)."""
-    return {name: getattr(args, name) for name in ("method", "iterations", "epochs") if getattr(args, name) is not None}
-
-
-def _run_train(args: argparse.Namespace) -> dict:
-    check_data_options(args)  # --schema, --target, --positive without --csv would be ignored: refused
-    from . import estimators
-    from .datasets.holdout import HELD_OUT_NOTE, load_train_test
-    from .mechanisms import METHOD_ADVICE
-
-    if args.method in METHOD_ADVICE:  # stderr, so that --json keeps stdout valid JSON
-        print(f"dpconvex: note: {METHOD_ADVICE[args.method]}", file=sys.stderr)
-    if args.parquet:
-        from .cli_parquet import train_parquet
-
-        return train_parquet(args, getattr(estimators, MODELS[args.model]))
-    if args.scheduler:
-        raise ValueError("--scheduler applies to --parquet only.")
-
-    split = load_train_test(
-        csv=args.csv, target=args.target, positive=args.positive, schema=args.schema,
-        test_size=args.test_size, seed=args.seed,
-    )
-    # The label set is public (-1/+1 for a binary schema, the schema's classes for a multi-class one): declare it.
-    model = getattr(estimators, MODELS[args.model])(
-        epsilon=args.epsilon, delta=args.delta, random_state=args.seed, classes=list(split.classes),
-        **trainer_keywords(args),
-    )
-    model.fit(split.X_train, split.y_train)
-    certificate = model.privacy_report_.with_notes(HELD_OUT_NOTE)
-    for reason in split.reasons:
-        certificate = certificate.without_guarantee(reason)
-    record = certificate.to_dict()
-    payload = {
-        "dataset": args.csv or args.dataset,
-        "model": args.model,
-        "classes": [str(label) for label in split.classes],
-        "n_classes": len(split.classes),
-        "n_train": int(split.X_train.shape[0]),
-        "n_test": int(split.X_test.shape[0]),
-        "test_accuracy": float(model.score(split.X_test, split.y_test)),
-        "epsilon": record["epsilon"],
-        "delta": record["delta"],
-        "theorem": certificate.theorem,
-        "certificate": record,
-    }
-    if not args.json:
-        print(f"test accuracy: {payload['test_accuracy']:.4f} on {payload['n_test']} held-out rows")
-        if note := small_held_out_note(payload["n_test"]):
-            print(note)
-        print(certificate)
-        return {}
-    if note := small_held_out_note(payload["n_test"]):  # stderr, so that stdout stays valid JSON
-        print(f"dpconvex: {note}", file=sys.stderr)
-    return payload
-
-
-# --------------------------------------------------------------------------- reproduce, bench
-def _add_reproduce(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("reproduce", help="reproduce a paper's figures as PNG + CSV")
-    p.add_argument("figure", choices=["langevin", "contraction", "sco"],
-                   help="langevin: Chourasia et al. Figures 1 and 2; contraction: Asoodeh et al. Figures 2 and 3")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--n", type=int, help="contraction only: dataset size (default 100; records 1, n/2, n-1 plotted)")
-    p.set_defaults(handler=_run_reproduce)
-
-
-def _run_reproduce(args: argparse.Namespace) -> dict:
-    if args.figure == "sco":
-        from .experiments.sco_risk import reproduce_sco
-
-        if args.n is not None:
-            raise ValueError("--n applies to the contraction figures only.")
-        paths, finding = reproduce_sco(args.out)
-        return {**{name: str(path) for name, path in paths.items()}, "finding": finding}
-    if args.figure == "contraction":
-        from .experiments.contraction_figures import reproduce_contraction
-
-        paths, finding = reproduce_contraction(args.out, **({} if args.n is None else {"n": args.n}))
-        return {**{name: str(path) for name, path in paths.items()}, "finding": finding}
-    if args.n is not None:
-        raise ValueError("--n applies to the contraction figures only.")
-    from .experiments.langevin_figures import reproduce_langevin
-
-    return {name: str(path) for name, path in reproduce_langevin(args.out).items()}
-
-
-def _add_bench(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="head-to-head benchmark (and, for adult, time vs n), written to docs/BENCHMARKS.md")
-    p.add_argument("dataset", choices=["adult", *BENCH_DATASETS, "scale"],
-                   help="UCI Adult (every method, peers, timings), a data set bundled with scikit-learn (the "
-                        "defaults against non-private, majority and the peers that apply; 20 repeats of 5-fold CV), "
-                        "or scale: in-memory NumPy against Dask on 4.9M x 120 rows, and an out-of-core Parquet run "
-                        "twice the machine's memory (--quick: 200,000 rows and a 2M-row Parquet set)")
-    p.add_argument("--task", default="all", choices=["all", *BENCH_TASKS],
-                   help="logistic regression, huberised SVM, or both")
-    p.add_argument("--quick", action="store_true",
-                   help="two epsilons, two of the five folds, no oracle, small timings, one default-vs-scikit-learn "
-                        "cell, a two-point tuned DP-SGD grid (CI)")
-    p.add_argument("--repeats", type=_positive_int, default=None,
-                   help="repetitions of stratified 5-fold CV (default: 2 for adult, 20 for the bundled data sets)")
-    p.add_argument("--epsilons", type=_positive_float, nargs="+", default=None,
-                   help="epsilons of the private entries (default: the full grid for adult, 0.1 0.5 1 2 for the "
-                        "bundled data sets)")
-    p.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
-                   help="dpconvex methods (the default method, auto, is fitted once, as the entry 'auto (default)' "
-                        "with only epsilon, delta, the label set and a seed)")
-    p.add_argument("--baselines", nargs="*", choices=list(BENCH_BASELINES), default=list(BENCH_BASELINES))
-    p.add_argument("--no-timing", action="store_true",
-                   help="skip the time-vs-n part and, unless --speed-epsilons is given, the default-vs-scikit-learn "
-                        "speed table (both keep their previous CSV)")
-    p.add_argument("--speed-epsilons", type=_positive_float, nargs="+", default=None,
-                   help="epsilons of the default estimator's speed table against scikit-learn "
-                        "(bench_default_speed.csv; default: the full grid)")
-    p.add_argument("--speed-replications", type=_positive_float, nargs="+", default=None,
-                   help="Adult row-replication factors of that table (default: 1 10; a factor < 1 is a row subset)")
-    p.add_argument("--no-speed", action="store_true", help="skip the default-vs-scikit-learn speed table")
-    p.add_argument("--no-oracle", action="store_true", help="skip the oracle-tuned (not private) section")
-    p.add_argument("--no-tuned", action="store_true",
-                   help="skip the tuned DP-SGD section (not private: grid point chosen on the test folds; the "
-                        "headline's same-run DP-SGD references; a previous bench_tuned_<task>.csv is kept)")
-    p.add_argument("--replicates", type=int, default=None,
-                   help="fresh noise seeds per fold of the replicated headline (default 8, 1 with --quick; 0 skips "
-                        "it and keeps a previous bench_replicates_<task>.csv)")
-    p.add_argument("--no-selection", action="store_true",
-                   help="skip the private model selection section (the ...CV estimators against the default and the "
-                        "oracle, at the epsilons among 0.05 0.1 0.2 1; --quick skips it too; a previous "
-                        "bench_selection.csv is kept)")
-    p.add_argument("--selection-only", action="store_true",
-                   help="run only the private model selection section (for --task) and rewrite its part of "
-                        "BENCHMARKS.md")
-    p.add_argument("--out", default="docs", help="directory for BENCHMARKS.md, the CSVs and the PNGs")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--resume", action="store_true",
-                   help="reuse the folds an interrupted run of the same grid finished (checkpoints in "
-                        "OUT/.bench_checkpoints; the full run takes hours on two cores)")
-    p.set_defaults(handler=_run_bench)
-
-
-#: ``bench`` options that only the Adult benchmark reads, with their defaults.
-_ADULT_ONLY = {"methods": list(METHODS), "baselines": list(BENCH_BASELINES), "no_timing": False,
-               "speed_epsilons": None, "speed_replications": None, "no_speed": False, "no_oracle": False,
-               "no_tuned": False, "replicates": None, "resume": False, "no_selection": False,
-               "selection_only": False}
-
-
-def _run_bench(args: argparse.Namespace) -> dict:
-    if args.dataset == "scale":
-        from .experiments.bench_scale import run_scale
-
-        sizes = dict(rows=200_000, out_of_core_rows=2_000_000, rows_per_block=50_000) if args.quick else {}
-        return run_scale(out=args.out, seed=args.seed, **sizes)
-    if args.dataset != "adult":
-        given = [f"--{name.replace('_', '-')}" for name, default in _ADULT_ONLY.items()
-                 if getattr(args, name) != default]
-        if given:
-            raise ValueError(f"{', '.join(given)} apply to 'bench adult' only; the bundled data sets run the "
-                             "default estimators against fixed references (leave them out).")
-        from .experiments.bench_datasets import EPSILONS, REPEATS, run_datasets
-
-        return run_datasets([args.dataset], epsilons=args.epsilons or EPSILONS, out=args.out, seed=args.seed,
-                            repeats=args.repeats or REPEATS, quick=args.quick,
-                            tasks=BENCH_TASKS if args.task == "all" else (args.task,))
-    from .experiments.bench import run_adult_benchmark
-
-    options = {"sizes": (), "synthetic": None} if args.no_timing else {}
-    if args.no_oracle:
-        options["oracle_epsilons"] = ()
-    if args.no_speed:
-        options["speed_epsilons"] = ()
-    elif args.speed_epsilons is not None:
-        options["speed_epsilons"] = args.speed_epsilons
-    if args.speed_replications is not None:
-        options["speed_replications"] = args.speed_replications
-    return run_adult_benchmark(out_dir=args.out, task=args.task, epsilons=args.epsilons or list(BENCH_EPSILONS),
-                               repeats=args.repeats or 2, methods=args.methods, baselines=args.baselines,
-                               quick=args.quick, seed=args.seed, tuned=not args.no_tuned,
-                               replicates=args.replicates, resume=args.resume, selection=not args.no_selection,
-                               only_selection=args.selection_only, **options)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``dpconvex`` command."""
     parser = argparse.ArgumentParser(prog="dpconvex", description=__doc__.splitlines()[0],
@@ -502,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command")
     parser.set_defaults(handler=print_help_of(parser))  # without a command: this help, exit status 0
-    for add in (_add_train, _add_account, _add_reproduce, _add_bench, add_audit, add_soundness):
+    for add in (add_train, add_predict, _add_account, add_reproduce, add_bench, add_audit, add_soundness):
         add(sub)
     use_formatter(parser)  # every option's default in its --help
     return parser

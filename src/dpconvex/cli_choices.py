@@ -4,15 +4,16 @@ The defaults ``train`` shares with the estimators (``epsilon``, ``delta``) are r
 
 ``dpconvex --help`` and ``dpconvex account ...`` must start without scikit-learn, tqdm, matplotlib,
 the benchmark or the audit, yet the parsers of ``train``, ``bench``, ``audit`` and ``soundness``
-list trainers, tasks, baselines and audit targets registered in those heavy modules.  The names
-are repeated here, and ``tests/test_cli_imports.py`` checks them against the registries they
-name, so a registry that gains or loses an entry fails the test until this module follows.
+list estimators, trainers, tasks, baselines and audit targets defined in those heavy modules.  The names
+are repeated here, and ``tests/test_cli_imports.py`` (``tests/test_cli_regression.py`` for
+:data:`MODELS`) checks them against the registries they name, so a registry that gains or loses an
+entry fails the test until this module follows.
 """
 
 from __future__ import annotations
 
 __all__ = ["AUDIT_TARGETS", "BENCH_BASELINES", "BENCH_DATASETS", "BENCH_EPSILONS", "BENCH_TASKS", "DEFAULT_DELTA",
-           "DEFAULT_EPSILON", "METHODS", "REPRODUCTION_METHODS"]
+           "DEFAULT_EPSILON", "METHODS", "MODELS", "REGRESSION_MODELS", "REPRODUCTION_METHODS"]
 
 #: The estimators' default ``epsilon`` (``PrivateLogisticRegression().epsilon``): the default of
 #: ``dpconvex train --epsilon``.
@@ -20,6 +21,13 @@ DEFAULT_EPSILON: float = 1.0
 
 #: The estimators' default ``delta``: ``dpconvex train --delta``'s default.
 DEFAULT_DELTA: float = 1e-8
+
+#: ``dpconvex train --model``: each choice and the class of :mod:`dpconvex.estimators` it trains.
+MODELS: dict[str, str] = {"logistic": "PrivateLogisticRegression", "huber": "PrivateHuberSVC",
+                          "hinge": "PrivateLinearSVC", "ridge": "PrivateRidge", "lad": "PrivateLADRegressor"}
+
+#: The ``--model`` choices that are regressors (a numeric target, scored by R²); the others are classifiers.
+REGRESSION_MODELS: tuple[str, ...] = ("ridge", "lad")
 
 #: The keys of :data:`dpconvex.mechanisms.METHODS`: every ``method`` the estimators and ``--method`` accept.
 METHODS: tuple[str, ...] = ("noisy_gd", "noisy_sgd", "rsgd_ar", "nsgd", "outpert_gd", "pnsgd", "sco_noisy_sgd",

@@ -24,9 +24,9 @@ __all__ = ["DEFAULT_MARKER", "MIN_HELD_OUT", "DefaultsHelpFormatter", "VersionAc
 #: A help text that matches this already states its default (in words), so none is appended.
 DEFAULT_MARKER = re.compile(r"%\(default\)|\(default[: ]|\bdefault:")
 
-#: Fewest held-out rows whose test accuracy ``train`` prints without a warning note.  With fewer, a
-#: single row moves the score by more than 3 percentage points and its 95% interval is wider than
-#: +-18 points (binomial, p = 1/2): the number says nothing about the model.
+#: Fewest held-out rows whose test accuracy (or R^2) ``train`` prints without a warning note.  With
+#: fewer, a single row moves an accuracy by more than 3 percentage points and its 95% interval is
+#: wider than +-18 points (binomial, p = 1/2): the number says nothing about the model.
 MIN_HELD_OUT = 30
 
 #: ``train`` options that describe the user's data file, with the attribute argparse stores them under.
@@ -197,13 +197,15 @@ def check_data_options(args: argparse.Namespace) -> None:
                          f"schema and labels are fixed. Add --csv FILE, or leave {', '.join(given)} out.")
 
 
-def small_held_out_note(n_test: int) -> str | None:
-    """The note printed after a test accuracy measured on fewer than :data:`MIN_HELD_OUT` rows; None otherwise.
+def small_held_out_note(n_test: int, score: str = "test accuracy") -> str | None:
+    """The note printed after a held-out score measured on fewer than :data:`MIN_HELD_OUT` rows; None otherwise.
 
     Parameters
     ----------
     n_test : int
         The number of held-out rows.
+    score : str, default "test accuracy"
+        What was measured, as printed (``"test R^2"`` for a regressor).
 
     Returns
     -------
@@ -212,5 +214,5 @@ def small_held_out_note(n_test: int) -> str | None:
     if n_test >= MIN_HELD_OUT:
         return None
     rows = "row" if n_test == 1 else "rows"
-    return (f"note: only {n_test} held-out {rows} (fewer than {MIN_HELD_OUT}): this test accuracy is too noisy to "
+    return (f"note: only {n_test} held-out {rows} (fewer than {MIN_HELD_OUT}): this {score} is too noisy to "
             "mean anything; use a larger file or a larger --test-size")

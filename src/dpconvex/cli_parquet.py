@@ -57,6 +57,7 @@ def _features_and_labels(frame, args: argparse.Namespace) -> tuple:
     from ._linear_model_dask import array_with_lengths
     from .datasets import TabularSchema
     from .datasets.encoding import feature_names
+    from .datasets.labels import check_task
     from .datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON
 
     if args.schema:
@@ -66,6 +67,7 @@ def _features_and_labels(frame, args: argparse.Namespace) -> tuple:
                              f"{args.target!r}); give a schema with its target and label set.")
         if args.positive is not None:
             raise ValueError("--positive applies without --schema only: the schema declares the label set.")
+        check_task("classification", schema)  # a regression schema: refused with the models that fit it
         if schema.data_dependent:
             raise ValueError(f"{DATA_DEPENDENT_SCHEMA_REASON}: --parquet needs a declared schema (every category, "
                              "range and the label set), since a model trained on a data-dependent encoding has no "
@@ -144,7 +146,8 @@ def train_parquet(args: argparse.Namespace, model_class: type) -> dict:
     """
     import dask.dataframe as dd
 
-    from .cli import build_parser, trainer_keywords
+    from .cli import build_parser
+    from .cli_train import trainer_keywords
 
     if args.csv:
         raise ValueError("give --csv or --parquet, not both.")
@@ -156,7 +159,7 @@ def train_parquet(args: argparse.Namespace, model_class: type) -> dict:
         frame = dd.read_parquet(args.parquet)
         X, y, classes, label_set = _features_and_labels(frame, args)
         model = model_class(epsilon=args.epsilon, delta=args.delta, random_state=args.seed, classes=classes,
-                            **trainer_keywords(args))
+                            **trainer_keywords(args, model_class))
         with warnings.catch_warnings():
             warnings.simplefilter("default")  # the PrivacyLeakWarnings reach stderr, once each
             model.fit(X, y)
