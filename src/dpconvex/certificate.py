@@ -84,7 +84,7 @@ class PrivacyCertificate:
         return self._copy(notes=(*self.notes, *notes))
 
     def with_details(self, **details: Any) -> "PrivacyCertificate":
-        """A copy with extra :attr:`details` (JSON-ready values); ε is unchanged."""
+        """A copy with extra ``details`` (JSON-ready values); ε is unchanged."""
         return self._copy(details={**self.details, **details})
 
     def without_guarantee(self, reason: str) -> "PrivacyCertificate":

@@ -110,7 +110,7 @@ class SavedModel:
         Parameters
         ----------
         X : array-like of shape (n, d)
-            Encoded feature rows (d = :attr:`n_features_in`), finite numbers.
+            Encoded feature rows (d = ``n_features_in``), finite numbers.
 
         Returns
         -------
@@ -119,7 +119,7 @@ class SavedModel:
         Raises
         ------
         ValueError
-            If ``X`` is not a 2-D array of finite numbers with :attr:`n_features_in` columns.
+            If ``X`` is not a 2-D array of finite numbers with ``n_features_in`` columns.
         """
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features_in:
@@ -151,7 +151,7 @@ class SavedModel:
         return labels_from_scores(scores, self.classes)
 
     def predict_frame(self, frame: pd.DataFrame) -> np.ndarray:
-        """Predictions for the records of a data frame, encoded by :attr:`schema` (unit-norm rows, as ``preprocess``).
+        """Predictions for the records of a data frame, encoded by ``schema`` (unit-norm rows, as ``preprocess``).
 
         Parameters
         ----------

@@ -164,7 +164,7 @@ def poisson_pld_epsilon(rate: float, noise_multiplier: float, steps: int, delta:
     ``_discretization_for`` the event.  See the derivation note in
     :mod:`dpconvex.accounting.noisy_sgd`.
 
-    The result is the smaller of that and the full-batch GDP bound ε(δ; 2√T/z) (:func:`_full_batch_mu`),
+    The result is the smaller of that and the full-batch GDP bound ε(δ; 2√T/z) (``_full_batch_mu``),
     also valid at q < 1: subsampling never weakens a step.  Derivation: the step's pair is
     P = (1 − q)N(0, z²) + qN(−1, z²) against Q = (1 − q)N(0, z²) + qN(1, z²), and every hockey-stick
     divergence H_α (α > 0) is jointly convex, so H_α(P‖Q) ≤ (1 − q)H_α(N(0, z²)‖N(0, z²)) +
@@ -194,8 +194,8 @@ FULL_BATCH_ROUTE = "exact-gdp of the full-batch steps"
 
 
 def poisson_route(rate: float, noise_multiplier: float, steps: int, delta: float) -> str:
-    """Which of the two bounds of :func:`poisson_pld_epsilon` gave its value: :data:`PLD_ROUTE` or
-    :data:`FULL_BATCH_ROUTE` (q = 1, or a PLD beyond its caps or above the GDP bound)."""
+    """Which of the two bounds of :func:`poisson_pld_epsilon` gave its value: ``PLD_ROUTE`` or
+    ``FULL_BATCH_ROUTE`` (q = 1, or a PLD beyond its caps or above the GDP bound)."""
     args = (float(rate), float(noise_multiplier), int(steps))
     if args[0] >= 1.0:
         return FULL_BATCH_ROUTE
