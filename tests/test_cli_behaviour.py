@@ -201,7 +201,8 @@ def test_small_held_out_set_gets_a_note(tmp_path, capsys, rows, held_out, noted)
     assert main(["train", "--csv", str(data), "--schema", str(schema), "--seed", "0"]) == 0
     out, err = capsys.readouterr()
     lines = out.splitlines()
-    assert re.fullmatch(rf"test accuracy: \d\.\d{{4}} on {held_out} held-out rows", lines[0])
+    rows_text = f"{held_out} held-out row{'s' if held_out > 1 else ''}"
+    assert re.fullmatch(rf"test accuracy: \d\.\d{{4}} on {rows_text}", lines[0])
     note = f"note: only {held_out} held-out row{'s' if held_out > 1 else ''} (fewer than {MIN_HELD_OUT})"
     assert lines[1].startswith(note) == noted
     assert ("too noisy to mean anything" in out) == noted

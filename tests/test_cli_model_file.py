@@ -21,7 +21,7 @@ from dpconvex import estimators
 from dpconvex.certificate import NO_GUARANTEE
 from dpconvex.cli import main
 from dpconvex.datasets import ADULT_SCHEMA, TabularSchema, load_adult_raw, preprocess
-from dpconvex.model_file import FORMAT, FORMAT_VERSION, load_model, save_model
+from dpconvex.model_file import FORMAT, FORMAT_VERSION, SEEDED_REASON, load_model, save_model
 
 ROWS = 120
 
@@ -68,10 +68,10 @@ def test_a_loaded_model_predicts_bit_for_bit_as_the_estimator(tmp_path, name):
         assert np.array_equal(model.decision_function(other), estimator.decision_function(other))
         assert np.array_equal(model.classes, estimator.classes_)
     assert np.array_equal(model.coef, estimator.coef_) and np.array_equal(model.intercept, estimator.intercept_)
-    assert model.certificate == estimator.privacy_report_
+    assert model.certificate == estimator.privacy_report_.without_guarantee(SEEDED_REASON)  # fitted with a seed
     assert model.estimator == type(estimator).__name__ and model.n_features_in == X.shape[1]
     assert (model.format, model.format_version) == (FORMAT, FORMAT_VERSION)
-    assert model.params == json.loads(json.dumps(estimator.get_params()))
+    assert model.params == json.loads(json.dumps({**estimator.get_params(), "random_state": None}))
 
 
 def test_a_regressor_maps_its_scores_to_the_target(tmp_path):
@@ -87,7 +87,7 @@ def test_a_void_certificate_stays_void(tmp_path):
     record = json.loads((tmp_path / "model.json").read_text())["certificate"]
     assert record["epsilon"] == "inf"
     loaded = load_model(tmp_path / "model.json").certificate
-    assert loaded == void and math.isinf(loaded.epsilon)
+    assert loaded == void.without_guarantee(SEEDED_REASON) and math.isinf(loaded.epsilon)  # fitted with a seed
     assert any(note.startswith(NO_GUARANTEE) for note in loaded.notes)
 
 
@@ -97,7 +97,7 @@ def test_parameters_json_has_no_form_for_are_kept_as_text(tmp_path):
     save_model(tmp_path / "model.json", estimator)
     params = load_model(tmp_path / "model.json").params
     assert params["radius"] == 2.0 and type(params["radius"]) is float
-    assert params["random_state"].startswith("Generator(PCG64)")
+    assert params["random_state"] is None  # never written
 
 
 def test_predict_frame_encodes_with_the_schema(tmp_path):
@@ -167,17 +167,26 @@ def _edited(tmp_path: Path, edit) -> Path:
     (lambda r: r.update(coef=r["coef"][:-1]), "\"n_features_in\" must be the number of columns of \"coef\", 3"),
     (lambda r: r.update(coef=[r["coef"], r["coef"]]), r"of 2 classes must have shape \(d,\) and a number"),
     (lambda r: r.update(intercept=[0.0, 1.0]), r"got \(4,\) and \(2,\)"),
-    (lambda r: r.update(coef=[1, "x", 2, 3]), "must be numbers or lists of numbers"),
+    (lambda r: r.update(coef=[1, "x", 2, 3]), "\"coef\" must be a JSON number or a list of numbers"),
+    (lambda r: r.update(intercept="1"), "\"intercept\" must be a JSON number or a list of numbers"),
     (lambda r: r.update(classes=["no", "no"]), "\"classes\" must be null .* two distinct labels"),
-    (lambda r: r.update(classes=None, target_offset="3"), "\"target_offset\" must be a finite number"),
+    (lambda r: r.update(target_offset="3"), "\"target_offset\" must be a finite number"),
+    (lambda r: r.update(classes=None), "'PrivateLogisticRegression' is a classifier, so \"classes\" must be its label"),
+    (lambda r: r.update(classes=[1, "1"]), "\"classes\" must be null .* two distinct labels of one type"),
+    (lambda r: r.update(estimator="os.system"), "\"estimator\" must name a dpconvex estimator"),
     (lambda r: r.update(target_scale=2.0), "classifier's \"target_scale\" and \"target_offset\" must be 1 and 0"),
     (lambda r: r.update(params=[]), "\"params\" must be a JSON object"),
     (lambda r: r["certificate"].__delitem__("epsilon"), r"missing fields \['epsilon'\]"),
-    (lambda r: r["certificate"].update(epsilon="one"), "the certificate's epsilon and delta must be numbers"),
+    (lambda r: r["certificate"].update(epsilon="one"), "the certificate's epsilon must be a number >= 0"),
+    (lambda r: r["certificate"].update(epsilon=-1.0), "the certificate's epsilon must be a number >= 0"),
+    (lambda r: r["certificate"].update(delta=5.0), "its delta a number in \\[0, 1\\]"),
+    (lambda r: r["certificate"].update(notes="a note"), "its notes a list of texts"),
+    (lambda r: "[" * 100_000 + "]" * 100_000, "is not JSON \\(RecursionError"),
     (lambda r: r.update(schema={"target": 3}), "schema key 'target'"),
 ], ids=["truncated", "nan", "list", "format", "newer", "version-text", "keys", "unknown-key", "width", "coef-rows",
-        "intercept-shape", "coef-text", "classes", "offset-text", "classifier-scale", "params", "certificate",
-        "certificate-epsilon", "schema"])
+        "intercept-shape", "coef-text", "intercept-text", "classes", "offset-text", "classes-null", "classes-mixed",
+        "estimator", "classifier-scale", "params", "certificate", "certificate-epsilon", "certificate-negative",
+        "certificate-delta", "certificate-notes", "nested", "schema"])
 def test_load_model_refuses_naming_the_file(tmp_path, edit, message):
     path = _edited(tmp_path, edit)
     with pytest.raises(ValueError, match=message) as info:
@@ -221,7 +230,7 @@ def _predictions(text: str) -> list[str]:
 def test_train_out_then_predict_with_a_schema(tmp_path, capsys):
     data, schema = _write_table(tmp_path)
     model_path = tmp_path / "model.json"
-    status, out, err = _run(capsys, ["train", "--csv", str(data), "--schema", str(schema), "--seed", "0",
+    status, out, err = _run(capsys, ["train", "--csv", str(data), "--schema", str(schema),
                                      "--out", str(model_path)])
     assert status == 0, err
     assert out.splitlines()[-1] == f"saved the model and its certificate to {model_path}"
@@ -270,7 +279,7 @@ def test_train_out_without_a_schema_saves_a_void_certificate_and_the_inferred_sc
 
 def test_train_out_on_adult(tmp_path, capsys):
     model_path = tmp_path / "adult.json"
-    status, out, err = _run(capsys, ["train", "--seed", "0", "--out", str(model_path), "--json"])
+    status, out, err = _run(capsys, ["train", "--out", str(model_path), "--json"])
     assert status == 0, err
     model = load_model(model_path)
     assert model.schema == ADULT_SCHEMA and model.certificate.to_dict() == json.loads(out)["certificate"]
@@ -332,3 +341,28 @@ def test_predict_on_a_regression_model_reports_r2(tmp_path, capsys):
     from sklearn.metrics import r2_score
 
     assert f"R^2 {r2_score(y, predictions):.4f} on the 80 rows" in err
+
+
+def test_a_seeded_fit_is_saved_without_its_seed_and_certifies_nothing(tmp_path, capsys):
+    """A seed makes the noise reproducible (docs/SECURITY.md): --out with --seed writes no seed and a void
+    certificate, and says so; the same run without --seed keeps its certificate."""
+    data, schema = _write_table(tmp_path)
+    seeded, unseeded = tmp_path / "seeded.json", tmp_path / "unseeded.json"
+    status, out, err = _run(capsys, ["train", "--csv", str(data), "--schema", str(schema), "--seed", "0",
+                                     "--out", str(seeded)])
+    assert status == 0 and f"{seeded} certifies epsilon = inf" in err and "fixed seed" in err
+    model = load_model(seeded)
+    assert math.isinf(model.certificate.epsilon) and model.params["random_state"] is None
+    assert f"{NO_GUARANTEE}: {SEEDED_REASON}" in model.certificate.notes
+    assert _run(capsys, ["train", "--csv", str(data), "--schema", str(schema), "--out", str(unseeded)])[0] == 0
+    assert load_model(unseeded).certificate.epsilon <= 1.0
+
+
+@pytest.mark.parametrize("option", ["--csv", "--schema"])
+def test_out_never_replaces_an_input_file(tmp_path, capsys, option):
+    data, schema = _write_table(tmp_path)
+    before = {path: path.read_bytes() for path in (data, schema)}
+    target = data if option == "--csv" else schema
+    status, out, err = _run(capsys, ["train", "--csv", str(data), "--schema", str(schema), "--out", str(target)])
+    assert status == 2 and f"--out {str(target)!r} is the {option} file of this run" in err
+    assert {path: path.read_bytes() for path in before} == before

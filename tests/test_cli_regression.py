@@ -165,3 +165,11 @@ def test_a_regression_schema_is_refused_by_a_parquet_classifier(tmp_path, capsys
     pd.read_csv(data).to_parquet(directory / "part0.parquet")
     err = _error(capsys, ["train", "--parquet", str(directory), "--schema", schema])
     assert "the schema declares target_bounds" in err and "--model ridge or --model lad" in err
+
+
+@pytest.mark.filterwarnings("error")  # no UndefinedMetricWarning from scikit-learn
+def test_r2_of_one_held_out_row_is_undefined_not_nan(tmp_path, capsys):
+    data, schema = _write(tmp_path, rows=5)
+    assert main(["train", "--csv", data, "--schema", schema, "--model", "ridge", "--seed", "0"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == "test R^2: undefined on 1 held-out row (it needs 2)"

@@ -107,9 +107,14 @@ def trainer_keywords(args: argparse.Namespace, model_class: type) -> dict:
     return given
 
 
-def _check_out(path: str) -> None:
-    """Refuse an ``--out`` path that cannot be written, before training: a directory, or one in a missing directory."""
+def _check_out(path: str, inputs: dict[str, str | None]) -> None:
+    """Refuse an ``--out`` path that cannot be written, before training: a directory, one in a missing directory, or
+    one of the run's own input files (``inputs``: option -> path)."""
     target = Path(path)
+    for option, given in inputs.items():
+        if given is not None and target.resolve() == Path(given).resolve():
+            raise ValueError(f"--out {path!r} is the {option} file of this run: writing the model there would "
+                             "replace it; give another path, e.g. --out model.json.")
     if target.is_dir():
         raise ValueError(f"--out {path!r} is a directory; give the path of the model file to write, e.g. "
                          f"--out {target / 'model.json'}.")
@@ -129,7 +134,7 @@ def _run_train(args: argparse.Namespace) -> dict:
         if args.parquet:
             raise ValueError("--out applies to --csv and the embedded data: a model trained with --parquet is not "
                              "saved; leave --out out, or train on a CSV file.")
-        _check_out(args.out)
+        _check_out(args.out, {"--csv": args.csv, "--schema": args.schema})
     from . import estimators
     from .mechanisms import METHOD_ADVICE
 
@@ -163,7 +168,9 @@ def _fit(model_class: type, keywords: dict, split) -> tuple:
     scale, offset = (upper - lower) / 2.0, (upper + lower) / 2.0
     # y lies in [lower, upper] already: the clip only absorbs the rounding of (y - offset) / scale
     model = model_class(**keywords).fit(split.X_train, np.clip((split.y_train - offset) / scale, -1.0, 1.0))
-    return model, scale, offset, float(r2_score(split.y_test, model.predict(split.X_test) * scale + offset))
+    predicted = model.predict(split.X_test) * scale + offset
+    score = float(r2_score(split.y_test, predicted)) if len(split.y_test) >= 2 else float("nan")  # R² needs 2 rows
+    return model, scale, offset, score
 
 
 def _train_split(args: argparse.Namespace, model_class: type, regression: bool) -> dict:
@@ -188,22 +195,26 @@ def _train_split(args: argparse.Namespace, model_class: type, regression: bool) 
     else:
         payload.update(classes=[str(label) for label in split.classes], n_classes=len(split.classes))
     payload.update({
-        "n_train": int(split.X_train.shape[0]), "n_test": int(split.X_test.shape[0]), name: score,
+        "n_train": int(split.X_train.shape[0]), "n_test": int(split.X_test.shape[0]), name: score if score == score else None,
         "epsilon": record["epsilon"], "delta": record["delta"], "theorem": certificate.theorem, "certificate": record,
     })
     if args.out is not None:
-        from .model_file import save_model
+        from .model_file import SEEDED_REASON, save_model
 
-        save_model(args.out, model, schema=split.schema, target_scale=scale, target_offset=offset,
-                   certificate=certificate)
+        saved = save_model(args.out, model, schema=split.schema, target_scale=scale, target_offset=offset,
+                           certificate=certificate)
         payload["model_file"] = args.out
+        if args.seed is not None:  # stderr, so that --json keeps stdout valid JSON
+            print(f"dpconvex: note: {args.out} certifies epsilon = {saved.certificate.epsilon:g}: "
+                  f"{SEEDED_REASON}", file=sys.stderr)
     label = "test R^2" if regression else "test accuracy"
     note = small_held_out_note(payload["n_test"], label)
     if args.json:
         if note:  # stderr, so that stdout stays valid JSON
             print(f"dpconvex: {note}", file=sys.stderr)
         return payload
-    print(f"{label}: {score:.4f} on {payload['n_test']} held-out rows")
+    rows = f"{payload['n_test']} held-out row{'' if payload['n_test'] == 1 else 's'}"
+    print(f"{label}: {score:.4f} on {rows}" if score == score else f"{label}: undefined on {rows} (it needs 2)")
     if note:
         print(note)
     print(certificate)

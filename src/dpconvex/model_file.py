@@ -31,23 +31,15 @@ import pandas as pd
 from . import __version__
 from .certificate import PrivacyCertificate
 from ._linear_model import labels_from_scores
-from .datasets.tabular import TabularSchema, feature_names
+from .datasets.tabular import TabularSchema
+from .model_file_checks import FORMAT, FORMAT_VERSION, checked_fields
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "SavedModel", "load_model", "save_model"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "SEEDED_REASON", "SavedModel", "load_model", "save_model"]
 
-#: The ``"format"`` of a model file.
-FORMAT = "dpconvex-model"
-
-#: The newest ``"format_version"`` this dpconvex writes and reads.
-FORMAT_VERSION = 1
-
-#: The keys of a model file, in the order they are written.
-_KEYS = ("format", "format_version", "dpconvex_version", "estimator", "params", "coef", "intercept", "classes",
-         "n_features_in", "schema", "target_scale", "target_offset", "certificate")
-
-#: What a label of ``classes`` may be in the file: the JSON scalars.
-_LABEL_TYPES = (str, int, float, bool)
-
+#: Why the file of a model fitted with a fixed seed certifies nothing (its note, via ``without_guarantee``).
+SEEDED_REASON = ("the model was trained with a fixed seed (random_state, --seed), so anyone who knows or guesses "
+                 "it can reproduce the noise and subtract it (docs/SECURITY.md); the seed is not stored. To "
+                 "release a model, train it without a seed")
 
 @dataclass(frozen=True, eq=False)
 class SavedModel:
@@ -214,6 +206,8 @@ def save_model(path: str | os.PathLike[str], estimator: Any, *, schema: TabularS
     certificate : PrivacyCertificate, optional
         The certificate to store; default ``estimator.privacy_report_``.  Give the certificate
         with every note and voiding applied after the fit (e.g. for a schema read from the data).
+        An estimator fitted with a ``random_state`` is stored without it and with this certificate
+        voided (:data:`SEEDED_REASON`): a seeded fit is for experiments, never a release.
 
     Returns
     -------
@@ -233,15 +227,20 @@ def save_model(path: str | os.PathLike[str], estimator: Any, *, schema: TabularS
         raise ValueError(f"save_model needs a fitted dpconvex estimator (e.g. PrivateLogisticRegression after fit); "
                          f"got {type(estimator).__name__}: fit it first.")
     classes = getattr(estimator, "classes_", None)
-    model = _checked_model({
+    params = estimator.get_params(deep=False)
+    certificate = estimator.privacy_report_ if certificate is None else certificate
+    if params.get("random_state") is not None:  # the seed is never written, and a seeded release certifies nothing
+        params["random_state"] = None
+        certificate = certificate.without_guarantee(SEEDED_REASON)
+    model = SavedModel(**checked_fields({
         "format": FORMAT, "format_version": FORMAT_VERSION, "dpconvex_version": __version__,
-        "estimator": type(estimator).__name__, "params": _json_value(estimator.get_params(deep=False)),
+        "estimator": type(estimator).__name__, "params": _json_value(params),
         "coef": estimator.coef_.tolist(), "intercept": _json_value(estimator.intercept_),
         "classes": None if classes is None else _json_value(classes), "n_features_in": int(estimator.n_features_in_),
         "schema": None if schema is None else schema.to_dict(), "target_scale": _json_value(target_scale),
         "target_offset": _json_value(target_offset),
-        "certificate": _json_value((estimator.privacy_report_ if certificate is None else certificate).to_dict()),
-    })
+        "certificate": _json_value(certificate.to_dict()),
+    }))
     text = json.dumps(model.to_dict(), indent=1, allow_nan=False)
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text + "\n")
@@ -273,12 +272,12 @@ def load_model(path: str | os.PathLike[str]) -> SavedModel:
         raw = handle.read()
     try:
         record = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
-    except (UnicodeDecodeError, ValueError) as error:
-        raise ValueError(f"model file {os.fspath(path)!r} is not JSON ({error}); give a file written by "
-                         "dpconvex train --out or dpconvex.model_file.save_model.") from error
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:  # RecursionError: absurdly nested JSON
+        raise ValueError(f"model file {os.fspath(path)!r} is not JSON ({type(error).__name__}: {error}); give a "
+                         "file written by dpconvex train --out or dpconvex.model_file.save_model.") from error
     try:
-        return _checked_model(record)
-    except ValueError as error:
+        return SavedModel(**checked_fields(record))
+    except (ValueError, RecursionError) as error:
         raise ValueError(f"model file {os.fspath(path)!r}: {error}") from error
 
 
@@ -303,92 +302,3 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_json_value(item) for item in value]
     return repr(value)
-
-
-def _checked_model(record: Any) -> SavedModel:
-    """The :class:`SavedModel` of a model file's JSON object; ``ValueError`` saying what is wrong."""
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        found = record.get("format") if isinstance(record, dict) else type(record).__name__
-        raise ValueError(f"not a dpconvex model file (its \"format\" is {found!r}, not {FORMAT!r}); give a file "
-                         "written by dpconvex train --out or dpconvex.model_file.save_model.")
-    version = record.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise ValueError(f"\"format_version\" must be an integer >= 1; got {version!r}.")
-    if version > FORMAT_VERSION:
-        raise ValueError(f"format version {version} (written by dpconvex {record.get('dpconvex_version')}) is newer "
-                         f"than this dpconvex reads ({FORMAT_VERSION}); upgrade dpconvex to load it.")
-    missing = [key for key in _KEYS if key not in record]
-    unknown = sorted(set(record) - set(_KEYS))
-    if missing or unknown:
-        found = " and ".join([*([f"missing keys {missing}"] if missing else []),
-                              *([f"unknown keys {unknown}"] if unknown else [])])
-        raise ValueError(f"{found}; a model file of format version {FORMAT_VERSION} has exactly the keys "
-                         f"{list(_KEYS)}.")
-    for key, kind in (("dpconvex_version", str), ("estimator", str), ("params", dict), ("certificate", dict)):
-        if not isinstance(record[key], kind):
-            raise ValueError(f"\"{key}\" must be a JSON {'object' if kind is dict else 'string'}; "
-                             f"got {record[key]!r}.")
-    coef, intercept, classes = _parameters(record)
-    n_features = record["n_features_in"]
-    if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features != coef.shape[-1]:
-        raise ValueError(f"\"n_features_in\" must be the number of columns of \"coef\", {coef.shape[-1]}; "
-                         f"got {n_features!r}.")
-    schema = None if record["schema"] is None else TabularSchema.from_dict(record["schema"])
-    if schema is not None and len(feature_names(schema)) != n_features:
-        raise ValueError(f"the schema encodes {len(feature_names(schema))} features, but \"coef\" has {n_features}.")
-    scale, offset = (_finite(record, key) for key in ("target_scale", "target_offset"))
-    if not scale > 0:
-        raise ValueError(f"\"target_scale\" must be > 0; got {scale!r}.")
-    if classes is not None and (scale, offset) != (1, 0):
-        raise ValueError("a classifier's \"target_scale\" and \"target_offset\" must be 1 and 0 (they map a "
-                         f"regressor's scores to its target); got {scale!r} and {offset!r}.")
-    try:
-        certificate = PrivacyCertificate.from_dict(record["certificate"])
-    except (TypeError, KeyError) as error:
-        raise ValueError(f"\"certificate\" is not a certificate's to_dict(): {error}.") from error
-    if not all(isinstance(getattr(certificate, name), (int, float)) for name in ("epsilon", "delta")):
-        raise ValueError(f"the certificate's epsilon and delta must be numbers (\"inf\" for no guarantee); got "
-                         f"{certificate.epsilon!r} and {certificate.delta!r}.")
-    return SavedModel(format=FORMAT, format_version=version, dpconvex_version=record["dpconvex_version"],
-                      estimator=record["estimator"], params=record["params"], coef=coef, intercept=intercept,
-                      classes=classes, n_features_in=n_features, schema=schema, target_scale=scale,
-                      target_offset=offset, certificate=certificate)
-
-
-def _finite(record: dict[str, Any], key: str) -> float:
-    """``record[key]`` as a float, or ``ValueError`` naming the key unless it is a finite JSON number."""
-    value = record[key]
-    if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)):
-        raise ValueError(f"\"{key}\" must be a finite number; got {value!r}.")
-    return float(value)
-
-
-def _parameters(record: dict[str, Any]) -> tuple[np.ndarray, float | np.ndarray, np.ndarray | None]:
-    """``coef``, ``intercept`` and ``classes`` of a model file, read-only, after checking that their shapes agree."""
-    try:
-        coef = np.array(record["coef"], dtype=np.float64)
-        intercept = np.array(record["intercept"], dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"\"coef\" and \"intercept\" must be numbers or lists of numbers of one length: {error}.") \
-            from error
-    labels = record["classes"]
-    if labels is not None and not (isinstance(labels, list) and all(isinstance(v, _LABEL_TYPES) for v in labels)
-                                   and len(set(labels)) == len(labels) >= 2):
-        raise ValueError(f"\"classes\" must be null (a regressor) or a list of at least two distinct labels; "
-                         f"got {labels!r}.")
-    rows = 1 if labels is None or len(labels) == 2 else len(labels)  # one weight vector, or one per class
-    d = coef.shape[-1] if coef.ndim else 0
-    if d < 1 or coef.shape != ((d,) if rows == 1 else (rows, d)) or intercept.shape != (() if rows == 1 else (rows,)):
-        kind = "a regressor" if labels is None else f"{len(labels)} classes"
-        expected = "(d,) and a number" if rows == 1 else f"({rows}, d) and {rows} numbers"
-        raise ValueError(f"\"coef\" and \"intercept\" of {kind} must have shape {expected}; got {coef.shape} "
-                         f"and {intercept.shape}.")
-    if not (np.isfinite(coef).all() and np.isfinite(intercept).all()):
-        raise ValueError("\"coef\" and \"intercept\" must be finite numbers.")
-    coef.setflags(write=False)
-    if intercept.ndim:
-        intercept.setflags(write=False)
-    classes = None if labels is None else np.asarray(labels)
-    if classes is not None:
-        classes.setflags(write=False)
-    return coef, float(intercept) if intercept.ndim == 0 else intercept, classes

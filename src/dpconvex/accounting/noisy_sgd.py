@@ -468,7 +468,8 @@ def _calibrate_one(event: NoisySGDEvent, bound: str, epsilon: float, delta: floa
                          f"{floor:.3g} for T = {steps} steps (docs/ACCOUNTANTS.md, 'Rounding margin'); got {delta!r}. "
                          "Use a larger delta, fewer steps, or shuffled or cyclic batches.")
     scale = event.sensitivity / 2.0
-    start = scale * nb.poisson_clt_noise_multiplier(rate, steps, mu)
+    # the full-batch noise meets the target (poisson_pld_epsilon's GDP bound): the answer lies below it
+    start = scale * min(nb.poisson_clt_noise_multiplier(rate, steps, mu), 2.0 * math.sqrt(steps) / mu)
     model = nb.poisson_clt_slope(rate, start / scale, steps, delta)
     slope = -min(3.0, 1.0 + 0.5 * (abs(model) - 1.0)) if math.isfinite(model) and model < 0 else -1.0
     return calibration.smallest_noise(epsilon_at, epsilon, start, rtol=rtol, slope=slope)
