@@ -43,7 +43,8 @@ Conventions of every command:
   when fewer than {min_held_out} rows were held out: such a score is too noisy to mean anything (with `--json`
   the note goes to stderr).
 - `train --out FILE` writes the trained model, its schema and its certificate to one JSON model file (no
-  pickle: `dpconvex.load_model` reads it without executing code). `predict --model FILE --csv DATA` encodes
+  pickle: `dpconvex.load_model` reads it without executing code); the seed is never stored, and the file of a
+  run with `--seed` certifies nothing (a seed makes the noise reproducible: release models trained without one). `predict --model FILE --csv DATA` encodes
   DATA's records with the saved schema and writes one prediction per row on stdout (CSV with the header
   `prediction`, or a JSON list with `--json`; a binary model predicts 1 for the schema's positive label and
   -1 otherwise). On stderr it prints the first line of the model's certificate and, when DATA has the target

@@ -50,7 +50,7 @@ class SavedModel:
     format : str
         ``"dpconvex-model"``.
     format_version : int
-        The version of the file format (:data:`FORMAT_VERSION` when written by this dpconvex).
+        The version of the file format (:data:`~dpconvex.model_file_checks.FORMAT_VERSION` when written by this dpconvex).
     dpconvex_version : str
         The version of dpconvex that wrote the file.
     estimator : str
