@@ -18,17 +18,18 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._params import Instance, Interval, Options, validate_params
-from ._validation import check_frame, enforce_norm_bound, input_leaks, is_dask_collection
+from ._validation import check_frame, enforce_label_bound, enforce_norm_bound, input_leaks, is_dask_collection, make_rng
 from .constraints import Unconstrained
 from .exceptions import PrivacyLeakWarning
 from .losses import Loss, row_norms
 from .mechanisms import METHODS, REGISTRY
 from .mechanisms._keywords import require_backend
+from .mechanisms.private_mean import compose_with_mean, mean_epsilon, private_mean
 from .problem import Problem
 from ._linear_model_dask import (dask_data, dask_encoded_labels, dask_features, dask_label_set,
                                  dask_largest_row_norm, dask_real_targets, dask_targets, encode_labels)
 
-__all__ = ["DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS", "OPTIMISER_OPTIONS",
+__all__ = ["PRIVATE_MEAN", "DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS", "OPTIMISER_OPTIONS",
            "FIXED_METHOD_L2", "COMMON_CONSTRAINTS", "CLASSES_RULES", "PrivateLinearModel", "PrivateClassifier",
            "labels_from_scores"]
 
@@ -78,16 +79,22 @@ OPTIMISER_OPTIONS = tuple(sorted(set().union(*METHOD_OPTIONS.values())))
 #: stated rule, :mod:`dpconvex.mechanisms.auto`): the value fixed in Chen, Lee, Kifer 2019 §5.1.
 FIXED_METHOD_L2 = 1e-3
 
+#: ``fit_intercept`` of the regressors that centres the targets by their private mean
+#: (:mod:`dpconvex.mechanisms.private_mean`: a share of ε, composed into the certificate).
+PRIVATE_MEAN = "private_mean"
+
 
 class PrivateLinearModel(BaseEstimator):
     """Shared fit logic: a linear model w (and intercept) trained by a private mechanism."""
 
     _parameter_constraints: dict = COMMON_CONSTRAINTS
+    #: λ of ``l2_regularization="auto"`` for a method other than ``"auto"``.
+    _fixed_method_l2: float = FIXED_METHOD_L2
 
     def _loss(self) -> Loss:
         raise NotImplementedError
 
-    def _constraint(self, l2: float):
+    def _constraint(self, l2: float | str, label_bound: float | None = None):
         return Unconstrained()
 
     def _label_bound(self) -> float | None:
@@ -135,20 +142,30 @@ class PrivateLinearModel(BaseEstimator):
             leaks.append(DATA_NORM_FROM_DATA)
         # Intercept = an extra constant feature equal to data_norm. Clip the original rows to
         # data_norm first; augmented rows then have norm <= √2·data_norm, the certificate's bound.
-        norm_bound = float(np.sqrt(2.0) * data_norm) if self.fit_intercept else float(data_norm)
+        column = not isinstance(self.fit_intercept, str) and bool(self.fit_intercept)  # PRIVATE_MEAN: no column
+        norm_bound = float(np.sqrt(2.0) * data_norm) if column else float(data_norm)
+        epsilon, label_bound, random_state, mean = self.epsilon, self._label_bound(), self.random_state, None
+        if self.fit_intercept == PRIVATE_MEAN:
+            if on_cluster:
+                raise ValueError(f"fit_intercept={PRIVATE_MEAN!r} needs in-memory data; with a Dask collection use "
+                                 "fit_intercept=True or False.")
+            y, _ = enforce_label_bound(y, label_bound, strict=self.strict)  # the count stays in the warning
+            random_state = make_rng(self.random_state)  # one stream: the intercept's noise, then the model's
+            mean = private_mean(y, label_bound, mean_epsilon(y.shape[0], self.epsilon), random_state)
+            y, label_bound, epsilon = y - mean.value, label_bound + abs(mean.value), self.epsilon - mean.epsilon
         if on_cluster:  # clipped block by block, the intercept's column appended on the workers
-            design = dask_data(X, y, data_norm=data_norm, label_bound=self._label_bound(),
-                               fit_intercept=self.fit_intercept, strict=self.strict,
+            design = dask_data(X, y, data_norm=data_norm, label_bound=label_bound,
+                               fit_intercept=column, strict=self.strict,
                                column_names=getattr(self, "feature_names_in_", None), loss=loss)
             y = None
-        elif self.fit_intercept:
+        elif column:
             X, _ = enforce_norm_bound(X, data_norm, strict=self.strict)  # the count stays in the warning
             design = np.hstack([X, np.full((n, 1), data_norm)])
         else:
             design = X
         l2 = self.l2_regularization
         if l2 == "auto" and self.method != "auto":
-            l2 = FIXED_METHOD_L2
+            l2 = self._fixed_method_l2
         spec = REGISTRY[self.method]
         # Estimators without an option (e.g. PrivateLinearSVC has no ``iterations``) use its default.
         options = {name: getattr(self, name, "auto") for name in spec.options}
@@ -157,29 +174,31 @@ class PrivateLinearModel(BaseEstimator):
                 users = [m for m, names in METHOD_OPTIONS.items() if name in names]
                 raise ValueError(f"The '{name}' parameter applies to method in {users}, not {self.method!r}; "
                                  f"leave it 'auto'.")
-        constraint = self._constraint(l2)
+        constraint = self._constraint(l2, label_bound)
         if spec.bounded_domain and not constraint.is_constrained:
             constraint = "auto"
         problem = Problem.from_arrays(
-            design, y, loss=loss, l2_regularization=l2, epsilon=self.epsilon, delta=self.delta, data_norm=norm_bound,
-            label_bound=self._label_bound(), constraint=constraint, strict=self.strict,
+            design, y, loss=loss, l2_regularization=l2, epsilon=epsilon, delta=self.delta, data_norm=norm_bound,
+            label_bound=label_bound, constraint=constraint, strict=self.strict,
             require_smooth=spec.requires_smooth,
         )
         plan = spec.plan(problem, **options)
         for reason in leaks:  # after the checks that raise: a refused fit releases nothing
             warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",
                           PrivacyLeakWarning, stacklevel=4)
-        result = spec.train(problem, plan, self.random_state)
+        result = spec.train(problem, plan, random_state)
         # One column per class for a K-class loss (row-major d×K, losses_multiclass); (d + 1) rows with the intercept.
         weights = result.coef.reshape(problem.n_features, -1)
         if weights.shape[1] == 1:
             weights = weights[:, 0]
         self.coef_ = weights[:dimension].T.copy()
         # The constant feature equals data_norm, so its weight times data_norm is the intercept.
-        intercept = weights[dimension] * data_norm if self.fit_intercept else np.zeros(weights.shape[1:])
+        intercept = weights[dimension] * data_norm if column else np.zeros(weights.shape[1:])
+        if mean is not None:
+            intercept = intercept + mean.value
         self.intercept_ = float(intercept) if np.ndim(intercept) == 0 else np.asarray(intercept, dtype=float)
         self.l2_regularization_ = float(result.certificate.assumptions.get("l2_regularization", l2))
-        certificate = result.certificate
+        certificate = result.certificate if mean is None else compose_with_mean(result.certificate, mean)
         for reason in leaks:
             certificate = certificate.without_guarantee(reason)
         self.privacy_report_ = certificate

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import RegressorMixin
 
-from ._linear_model import CLASSES_RULES, COMMON_CONSTRAINTS, PrivateClassifier, PrivateLinearModel
+from ._linear_model import CLASSES_RULES, COMMON_CONSTRAINTS, PRIVATE_MEAN, PrivateClassifier, PrivateLinearModel
 from ._params import Interval, Options
 from .constraints import L2Ball, Unconstrained
 from .losses import AbsoluteErrorLoss, HingeLoss, HuberizedHingeLoss, Loss, LogisticLoss, SquaredLoss
@@ -190,17 +190,27 @@ class PrivateHuberSVC(PrivateClassifier):
 class PrivateRidge(RegressorMixin, PrivateLinearModel):
     """Differentially private ridge regression (squared loss, L2 ball constraint).
 
-    Parameters are those of :class:`PrivateLogisticRegression` (but ``l2_regularization`` is a
-    number, default 0.05: the squared loss's sensitivity 2(R·X + Y)·X grows with the radius
-    R = Y/√λ of the ball that contains the minimiser, so a weak regulariser costs far more noise
-    than for the bounded-gradient classifiers), plus:
+    Parameters are those of :class:`PrivateLogisticRegression`, except the two below, plus
+    ``label_bound`` and ``radius``:
 
+    l2_regularization : float or "auto", default="auto"
+        λ > 0.  ``"auto"``: with ``method="auto"``, chosen by its rule (the run clips every
+        per-example gradient at Y·X, its value bound at w = 0, so the sensitivity 2Y·X does not grow
+        with the ball; :mod:`dpconvex.mechanisms.auto`); with another method 0.05 (their sensitivity
+        2(R·X + Y)·X grows with the radius R = Y/√λ of the ball that holds the minimiser).
+    fit_intercept : {"private_mean", True, False}, default="private_mean"
+        ``"private_mean"``: the intercept is the mean of the targets (clipped to ``label_bound``)
+        plus Laplace noise, at a share of ε (10 % to 50 %, more for small n:
+        :func:`~dpconvex.mechanisms.private_mean.mean_epsilon`); the
+        model is fitted to the centred targets (their bound Y + |intercept|) with the rest of ε, and
+        the certificate composes both (:mod:`dpconvex.mechanisms.private_mean`).  ``True``: a
+        constant feature (norm bound √2·X), as for the classifiers; ``False``: none.
     label_bound : float, default=1.0
         Declared bound on |y|; larger targets are clipped with a ``PrivacyLeakWarning``.
     radius : float or "auto", default="auto"
         Radius R of the L2 ball the iterates are projected on (the squared loss needs a bounded
-        domain for a finite sensitivity).  ``"auto"`` is label_bound/√λ, which contains the ridge
-        minimiser (λ/2‖w*‖² ≤ f(w*) ≤ f(0) ≤ Y²/2).
+        domain for a finite sensitivity).  ``"auto"`` is Y/√λ for the model's target bound Y, which
+        contains the ridge minimiser (λ/2‖w*‖² ≤ f(w*) ≤ f(0) ≤ Y²/2).
 
     Notes
     -----
@@ -211,14 +221,16 @@ class PrivateRidge(RegressorMixin, PrivateLinearModel):
 
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
-        "l2_regularization": [Interval(0.0, np.inf, "neither")],  # it sets the ball, hence the sensitivity
         "label_bound": [Interval(0.0, np.inf, "neither")],
         "radius": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
+        "fit_intercept": [Options((True, False, PRIVATE_MEAN))],
     }
+    _fixed_method_l2 = 0.05
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, label_bound=1.0,
-                 l2_regularization=0.05, radius="auto", method="auto", iterations="auto",
-                 step_size="auto", batch_size="auto", epochs="auto", fit_intercept=False, strict=False, random_state=None):
+                 l2_regularization="auto", radius="auto", method="auto", iterations="auto",
+                 step_size="auto", batch_size="auto", epochs="auto", fit_intercept=PRIVATE_MEAN, strict=False,
+                 random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -240,9 +252,12 @@ class PrivateRidge(RegressorMixin, PrivateLinearModel):
     def _label_bound(self) -> float:
         return self.label_bound
 
-    def _constraint(self, l2: float):
-        radius = self.label_bound / np.sqrt(l2) if self.radius == "auto" else self.radius
-        return L2Ball(radius)
+    def _constraint(self, l2: float | str, label_bound: float | None = None):
+        if self.radius != "auto":
+            return L2Ball(self.radius)
+        if l2 == "auto":  # method="auto" chooses λ, and its ball √(2ℓ(0)/λ) = Y/√λ with it
+            return Unconstrained()
+        return L2Ball((self.label_bound if label_bound is None else label_bound) / np.sqrt(l2))
 
     def fit(self, X, y):
         """Fit on X (n, d) and real targets y; returns self."""
@@ -279,7 +294,7 @@ class _NonSmoothModel:
         self.strict = strict
         self.random_state = random_state
 
-    def _constraint(self, l2: float):
+    def _constraint(self, l2: float | str, label_bound: float | None = None):
         if self.radius == "auto":
             if not l2 > 0:
                 raise ValueError("radius='auto' needs l2_regularization > 0 (radius sqrt(2 loss(0)/l2)); "

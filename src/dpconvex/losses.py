@@ -267,6 +267,16 @@ class SquaredLoss(Loss):
     def gradient_weights(self, w, X, y):
         return X @ w - y
 
+    def gradient_norm_at_zero(self, data_norm: float, label_bound: float | None = None) -> float:
+        """‖∇ℓ(0; x, y)‖ = |y|·‖x‖ ≤ Y·X: clipping at it changes no gradient at θ = 0.
+
+        The clipped gradient caps the residual wᵀx − y at ±C/‖x‖ (a Huber loss of the residual:
+        convex, as smooth as ℓ), and the sensitivity becomes 2C whatever the domain's radius.
+        """
+        if label_bound is None:
+            raise ValueError("the squared loss needs a finite label_bound.")
+        return float(label_bound) * data_norm
+
     def constants(self, data_norm, l2_regularization, constraint, label_bound=None) -> LossConstants:
         if label_bound is None or not (np.isfinite(label_bound) and label_bound >= 0) or not np.isfinite(constraint.radius):
             raise ValueError(
