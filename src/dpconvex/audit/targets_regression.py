@@ -52,7 +52,7 @@ def mean_pair() -> NeighbourPair:
 
 
 def run_private_mean(X, y, seed: int, sigma: float, delta: float) -> TrainingResult:
-    """The intercept's release at Laplace scale ``sigma``, certified at the honest ε₁ (σ of :func:`_scale`)."""
+    """The intercept's release at Laplace scale ``sigma``, certified at the honest ε₁ (its scale: ``_scale()``)."""
     epsilon = 2.0 / (y.size * sigma)  # the mechanism's noise: scale 2Y/(n ε), here read back from the scale
     mean = private_mean(y, 1.0, epsilon, seed)
     honest = MEAN_EPSILON

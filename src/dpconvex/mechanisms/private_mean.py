@@ -35,8 +35,9 @@ from ..certificate import PrivacyCertificate
 
 __all__ = ["MAX_MEAN_SHARE", "MEAN_PRECISION", "MEAN_SHARE", "MEAN_THEOREM", "mean_epsilon", "PrivateMean", "private_mean", "compose_with_mean"]
 
-#: Least and largest share of the target ε spent on the intercept (the model gets the rest, and all of δ).
+#: Least share of the target ε spent on the intercept (the model gets the rest, and all of δ).
 MEAN_SHARE = 0.1
+#: Largest share of the target ε spent on the intercept.
 MAX_MEAN_SHARE = 0.5
 #: The intercept's aim: Laplace noise of standard deviation √2·scale at most this share of Y.
 MEAN_PRECISION = 0.05
