@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -89,12 +88,3 @@ def test_compose_adds_epsilon_everywhere_and_voiding_still_wins():
     assert composed.epsilon == 0.2 + model.privacy_report_.epsilon
     assert composed.composition_epsilon == 0.2 + model.privacy_report_.composition_epsilon
     assert composed.without_guarantee("read from data").epsilon == math.inf
-
-
-def test_dask_input_refuses_the_private_mean():
-    da = pytest.importorskip("dask.array")
-    X, y = _regression(100)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(ValueError, match="fit_intercept='private_mean' needs in-memory data"):
-            PrivateRidge(random_state=0).fit(da.from_array(X, chunks=50), da.from_array(y, chunks=50))

@@ -26,7 +26,7 @@ from .mechanisms import METHODS, REGISTRY
 from .mechanisms._keywords import require_backend
 from .mechanisms.private_mean import compose_with_mean, mean_epsilon, private_mean
 from .problem import Problem
-from ._linear_model_dask import (dask_data, dask_encoded_labels, dask_features, dask_label_set,
+from ._linear_model_dask import (dask_clipped_targets, dask_data, dask_encoded_labels, dask_features, dask_label_set,
                                  dask_largest_row_norm, dask_real_targets, dask_targets, encode_labels)
 
 __all__ = ["PRIVATE_MEAN", "DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS", "OPTIMISER_OPTIONS",
@@ -146,10 +146,10 @@ class PrivateLinearModel(BaseEstimator):
         norm_bound = float(np.sqrt(2.0) * data_norm) if column else float(data_norm)
         epsilon, label_bound, random_state, mean = self.epsilon, self._label_bound(), self.random_state, None
         if self.fit_intercept == PRIVATE_MEAN:
-            if on_cluster:
-                raise ValueError(f"fit_intercept={PRIVATE_MEAN!r} needs in-memory data; with a Dask collection use "
-                                 "fit_intercept=True or False.")
-            y, _ = enforce_label_bound(y, label_bound, strict=self.strict)  # the count stays in the warning
+            if on_cluster:  # clipped on the cluster; the count of clipped targets goes to the warning
+                y = dask_clipped_targets(y, label_bound, strict=self.strict)
+            else:
+                y, _ = enforce_label_bound(y, label_bound, strict=self.strict)  # the count stays in the warning
             random_state = make_rng(self.random_state)  # one stream: the intercept's noise, then the model's
             mean = private_mean(y, label_bound, mean_epsilon(y.shape[0], self.epsilon), random_state)
             y, label_bound, epsilon = y - mean.value, label_bound + abs(mean.value), self.epsilon - mean.epsilon

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = ["encode_labels", "array_with_lengths", "dask_features", "dask_targets", "dask_real_targets", "dask_label_set",
-           "dask_encoded_labels", "dask_largest_row_norm", "dask_data"]
+           "dask_encoded_labels", "dask_largest_row_norm", "dask_clipped_targets", "dask_data"]
 
 
 def encode_labels(y: NDArray, classes: NDArray) -> NDArray[np.float64]:
@@ -175,6 +175,25 @@ def dask_largest_row_norm(X) -> float:
             raise ValueError(blocks.nonfinite_message(nonfinite, index, int(offsets[index]),
                                                       [str(column) for column in range(X.shape[1])]))
     return max(largest for largest, _ in results)
+
+
+def dask_clipped_targets(y, label_bound: float, *, strict: bool) -> object:
+    """``y`` clipped to [−label_bound, label_bound] on its cluster, as ``enforce_label_bound`` clips in memory.
+
+    The count of clipped targets is computed once and goes to a ``PrivacyLeakWarning`` (``strict``:
+    ``ValueError``); it never enters the certificate.
+    """
+    import warnings
+
+    from .exceptions import PrivacyLeakWarning
+
+    count = int((abs(y) > label_bound).sum().compute())
+    if count:
+        message = f"{count} of {y.shape[0]} targets have |y| above label_bound={label_bound:g}"
+        if strict:
+            raise ValueError(message + "; with strict=True targets must satisfy |y| <= label_bound.")
+        warnings.warn(message + "; they were clipped to the bound.", PrivacyLeakWarning, stacklevel=4)
+    return y.clip(-label_bound, label_bound)
 
 
 def dask_data(X, y, *, data_norm: float, label_bound: float | None, fit_intercept: bool, strict: bool,

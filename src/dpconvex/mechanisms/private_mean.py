@@ -76,8 +76,8 @@ def private_mean(y: NDArray[np.float64], bound: float, epsilon: float,
 
     Parameters
     ----------
-    y : ndarray of shape (n,)
-        Targets within the declared bound (the caller clips them).
+    y : ndarray or dask array of shape (n,)
+        Targets within the declared bound (the caller clips them); a dask array is reduced on its cluster.
     bound : float
         The declared bound Y > 0 on |y|.
     epsilon : float
@@ -94,16 +94,27 @@ def private_mean(y: NDArray[np.float64], bound: float, epsilon: float,
     ValueError
         If a target lies outside [−bound, bound] (the sensitivity would not hold) or ε ≤ 0.
     """
-    y = np.asarray(y, dtype=float)
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon must be finite and > 0; got {epsilon!r}.")
-    if y.ndim != 1 or y.size == 0 or not np.all(np.abs(y) <= bound):
+    if type(y).__module__.split(".")[0] == "dask":  # a dask array, reduced on its cluster
+        n, exact, largest = int(y.shape[0]), *(float(v) for v in _dask_mean_and_largest(y))
+    else:
+        y = np.asarray(y, dtype=float)
+        n = int(y.size) if y.ndim == 1 else 0
+        exact, largest = (float(np.mean(y)), float(np.max(np.abs(y)))) if n else (0.0, math.inf)
+    if n == 0 or not largest <= bound:
         raise ValueError(f"y must be a non-empty 1-d array within [-{bound:g}, {bound:g}] (clip it to label_bound).")
-    n = int(y.size)
     scale = 2.0 * bound / (n * epsilon)
-    noisy = float(np.mean(y)) + float(make_rng(random_state).laplace(0.0, scale))
+    noisy = exact + float(make_rng(random_state).laplace(0.0, scale))
     return PrivateMean(value=float(np.clip(noisy, -bound, bound)), epsilon=float(epsilon), scale=scale,
                        bound=float(bound), n=n)
+
+
+def _dask_mean_and_largest(y) -> tuple:
+    """The mean and the largest |yᵢ| of a dask array, in one pass on its cluster."""
+    import dask
+
+    return dask.compute(y.mean(), abs(y).max())
 
 
 def compose_with_mean(certificate: PrivacyCertificate, mean: PrivateMean) -> PrivacyCertificate:
