@@ -12,8 +12,8 @@ entry fails the test until this module follows.
 
 from __future__ import annotations
 
-__all__ = ["AUDIT_TARGETS", "BENCH_BASELINES", "BENCH_DATASETS", "BENCH_EPSILONS", "BENCH_TASKS", "DEFAULT_DELTA",
-           "DEFAULT_EPSILON", "METHODS", "MODELS", "REGRESSION_MODELS", "REPRODUCTION_METHODS"]
+__all__ = ["AUDIT_TARGETS", "BENCH_BASELINES", "BENCH_DATASETS", "BENCH_EPSILONS", "BENCH_PANEL_TABLES", "BENCH_TASKS",
+           "DEFAULT_DELTA", "DEFAULT_EPSILON", "METHODS", "MODELS", "REGRESSION_MODELS", "REPRODUCTION_METHODS"]
 
 #: The estimators' default ``epsilon`` (``PrivateLogisticRegression().epsilon``): the default of
 #: ``dpconvex train --epsilon``.
@@ -39,7 +39,8 @@ REPRODUCTION_METHODS: tuple[str, ...] = ("pnsgd", "sco_noisy_sgd")
 #: The keys of :data:`dpconvex.audit.AUDITS`: the registered audit targets.
 AUDIT_TARGETS: tuple[str, ...] = ("noisy-gd", "noisy-gd-logistic", "nsgd", "rsgd-ar", "outpert-gd", "noisy-sgd",
                                   "noisy-sgd-poisson", "noisy-sgd-bounded", "pnsgd", "pnsgd-random-stop",
-                                  "sco-noisy-sgd", "auto", "auto-hinge", "auto-multinomial", "auto-one-vs-rest",
+                                  "sco-noisy-sgd", "auto", "auto-hinge", "private-mean", "auto-ridge", "auto-multinomial",
+                                  "auto-one-vs-rest",
                                   "selection", "selection-geometric")
 
 #: The keys of :data:`dpconvex.experiments.bench.TASKS`.
@@ -54,3 +55,7 @@ BENCH_BASELINES: tuple[str, ...] = ("nonprivate", "majority", "objpert", "sgd_ma
 
 #: :data:`dpconvex.experiments.bench_datasets.DATASETS`: the bundled data sets ``dpconvex bench`` runs besides Adult.
 BENCH_DATASETS: tuple[str, ...] = ("breast_cancer", "wine", "digits")
+
+#: :data:`dpconvex.experiments.panel_data.TABLES`: the tables ``dpconvex bench panel --tables`` offers.
+BENCH_PANEL_TABLES: tuple[str, ...] = ("iris", "wine", "modechoice", "diabetes", "breast_cancer", "anes96", "digits",
+                                       "fair", "randhie", "randhie_any", "adult", "admin")
