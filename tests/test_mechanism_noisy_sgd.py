@@ -242,18 +242,9 @@ def test_auto_epochs_need_a_target_epsilon():
 
 
 # ----------------------------------------------------------------------------- estimators
-RIDGE_AUTO_TRAIN_REASON = (
-    "privacy noise and clipping, as for PrivateRidge's default method (tests/test_estimators.py, "
-    "RIDGE_TRAIN_REASON): the check's rows are clipped to data_norm=1 and its targets to label_bound=1, and "
-    "at epsilon=1 the sensitivity 2(R + 1) of the radius R = 1/sqrt(0.05) = 4.5 dominates (R^2 < 0.5)"
-)
-
-
 @parametrize_with_checks(
     [PrivateLogisticRegression(method="noisy_sgd", random_state=0), PrivateRidge(method="auto", random_state=0)],
-    expected_failed_checks=lambda e: {"check_regressors_train": RIDGE_AUTO_TRAIN_REASON} if isinstance(e, PrivateRidge)
-    else {},
-    xfail_strict=True,
+    xfail_strict=True,  # PrivateRidge's default passes check_regressors_train (private-mean intercept, clipped at Y X)
 )
 def test_sklearn_estimator_checks_noisy_sgd_and_auto(estimator, check):
     with warnings.catch_warnings():
