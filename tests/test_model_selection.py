@@ -303,6 +303,28 @@ def test_rows_above_the_norm_bound_are_clipped_once_with_one_warning():
     assert len(caught) == 1
 
 
+@pytest.mark.parametrize("factor", [3.0, 1.0 + 1e-15])  # far above the bound (a warning), by rounding (none)
+def test_the_candidates_get_the_clipped_rows_without_a_copy_of_x(monkeypatch, factor):
+    """X is clipped once, in the copies of its two parts: the candidate trains on exactly the rows of the
+    clipped copy the selection used to make (bit for bit), and the caller's X is left as it was."""
+    from dpconvex._validation import enforce_norm_bound
+
+    X, y = _classification()
+    X[:20] *= factor / 0.95  # norm 3, or 1 + 1e-15 (above data_norm = 1 by rounding only)
+    original = X.copy()
+    seen = []
+    fit = CandidateRuns.fit
+    monkeypatch.setattr(CandidateRuns, "fit", lambda self, value, mu, seed, X_train, y_train: seen.append(
+        X_train) or fit(self, value, mu, seed, X_train, y_train))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        PrivateLogisticRegressionCV(epsilon=1.0, iterations=5, random_state=0, **SINGLE_RUN).fit(X, y)
+        clipped, _ = enforce_norm_bound(original, 1.0)
+    training = np.setdiff1d(np.arange(len(y)), _validation_rows(len(y), 0.2, 0))
+    assert len(seen) == 1 and np.array_equal(seen[0], clipped[training]) and np.array_equal(X, original)
+    assert not np.array_equal(clipped[training], original[training])  # some training rows were clipped
+
+
 # ----------------------------------------------------------------------------- conventions
 @pytest.mark.parametrize("cls", (*CLASSIFIERS, PrivateRidgeCV), ids=lambda c: c.__name__)
 def test_clone_pickle_and_fit_keep_the_hyperparameters(cls):

