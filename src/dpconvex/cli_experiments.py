@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from .cli_choices import BENCH_BASELINES, BENCH_DATASETS, BENCH_EPSILONS, BENCH_TASKS, METHODS
+from .cli_choices import BENCH_BASELINES, BENCH_DATASETS, BENCH_EPSILONS, BENCH_PANEL_TABLES, BENCH_TASKS, METHODS
 
 __all__ = ["add_bench", "add_reproduce"]
 
@@ -44,27 +44,31 @@ def _run_reproduce(args: argparse.Namespace) -> dict:
 
 
 def add_bench(sub: argparse._SubParsersAction) -> None:
-    """Register ``dpconvex bench adult|breast_cancer|wine|digits|scale|planning``."""
+    """Register ``dpconvex bench adult|breast_cancer|wine|digits|scale|planning|panel``."""
     from .cli import _positive_float, _positive_int
 
     p = sub.add_parser("bench", help="head-to-head benchmark (and, for adult, time vs n), written to docs/BENCHMARKS.md")
-    p.add_argument("dataset", choices=["adult", *BENCH_DATASETS, "scale", "planning"],
+    p.add_argument("dataset", choices=["adult", *BENCH_DATASETS, "scale", "planning", "panel"],
                    help="UCI Adult (every method, peers, timings), a data set bundled with scikit-learn (the "
                         "defaults against non-private, majority and the peers that apply; 20 repeats of 5-fold CV), "
                         "or scale: in-memory NumPy against Dask on 4.9M x 120 rows, and an out-of-core Parquet run "
                         "twice the machine's memory (--quick: 200,000 rows and a 2M-row Parquet set), or planning: "
                         "time and memory of the default fit on 100 x 3 at epsilon 0.01 ... 1e12 (--epsilons to "
-                        "choose them, --repeats timed fits per epsilon, default 3)")
+                        "choose them, --repeats timed fits per epsilon, default 3), or panel: the default estimators "
+                        "on 12 tables (scikit-learn's, statsmodels' with pip install \"dpconvex[bench]\", Adult, a "
+                        "generated 1M-row table) against peers and references, a verdict per table and epsilon "
+                        "(--tables to choose them; --quick: two small tables and a 20,000-row generated table)")
     p.add_argument("--task", default="all", choices=["all", *BENCH_TASKS],
                    help="logistic regression, huberised SVM, or both")
     p.add_argument("--quick", action="store_true",
                    help="two epsilons, two of the five folds, no oracle, small timings, one default-vs-scikit-learn "
-                        "cell, a two-point tuned DP-SGD grid (CI)")
+                        "cell, a two-point tuned DP-SGD grid (CI); for panel: iris, diabetes and the generated table "
+                        "at 20,000 rows, two epsilons, two folds")
     p.add_argument("--repeats", type=_positive_int, default=None,
                    help="repetitions of stratified 5-fold CV (default: 2 for adult, 20 for the bundled data sets)")
     p.add_argument("--epsilons", type=_positive_float, nargs="+", default=None,
                    help="epsilons of the private entries (default: the full grid for adult, 0.1 0.5 1 2 for the "
-                        "bundled data sets)")
+                        "bundled data sets and the panel)")
     p.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
                    help="dpconvex methods (the default method, auto, is fitted once, as the entry 'auto (default)' "
                         "with only epsilon, delta, the label set and a seed)")
@@ -92,6 +96,9 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--selection-only", action="store_true",
                    help="run only the private model selection section (for --task) and rewrite its part of "
                         "BENCHMARKS.md")
+    p.add_argument("--tables", nargs="+", choices=list(BENCH_PANEL_TABLES), default=None, metavar="TABLE",
+                   help=f"panel only: the tables to run, among {', '.join(BENCH_PANEL_TABLES)} (default: all; a run "
+                        "replaces its tables' rows of bench_panel.csv and keeps the others')")
     p.add_argument("--out", default="docs", help="directory for BENCHMARKS.md, the CSVs and the PNGs")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resume", action="store_true",
@@ -108,6 +115,17 @@ _ADULT_ONLY = {"methods": list(METHODS), "baselines": list(BENCH_BASELINES), "no
 
 
 def _run_bench(args: argparse.Namespace) -> dict:
+    if args.tables is not None and args.dataset != "panel":
+        raise ValueError(f"--tables applies to 'bench panel' only; leave it out of 'bench {args.dataset}'.")
+    if args.dataset == "panel":
+        refused = {**_ADULT_ONLY, "task": "all", "repeats": None}
+        given = [f"--{name.replace('_', '-')}" for name, default in refused.items() if getattr(args, name) != default]
+        if given:
+            raise ValueError(f"{', '.join(given)}: not options of 'bench panel' (it takes --tables, --epsilons, "
+                             "--quick, --seed and --out; repetitions are set per table): leave them out.")
+        from .experiments.bench_panel import run_panel
+
+        return run_panel(args.tables, args.epsilons, out=args.out, seed=args.seed, quick=args.quick)
     if args.dataset == "planning":
         from .experiments.bench_planning import EPSILONS, run_planning
 
