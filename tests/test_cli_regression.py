@@ -176,7 +176,7 @@ def test_a_regression_schema_is_refused_by_a_parquet_classifier(tmp_path, capsys
     assert "the schema declares target_bounds" in err and "--model ridge or --model lad" in err
 
 
-@pytest.mark.filterwarnings("error")  # no UndefinedMetricWarning from scikit-learn
+@pytest.mark.filterwarnings("error::sklearn.exceptions.UndefinedMetricWarning")
 def test_r2_of_one_held_out_row_is_undefined_not_nan(tmp_path, capsys):
     data, schema = _write(tmp_path, rows=5)
     assert main(["train", "--csv", data, "--schema", schema, "--model", "ridge", "--seed", "0"]) == 0

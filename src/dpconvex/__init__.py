@@ -30,6 +30,7 @@ _EXPORTS = {
     "save_model": "model_file",
     "PrivacyLeakWarning": "exceptions",
     "DataDependentPreprocessingWarning": "exceptions",
+    "LowUtilityWarning": "exceptions",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

@@ -6,7 +6,7 @@ precisely (``warnings.simplefilter("error", PrivacyLeakWarning)``).
 
 from __future__ import annotations
 
-__all__ = ["PrivacyLeakWarning", "DataDependentPreprocessingWarning", "CalibrationError"]
+__all__ = ["PrivacyLeakWarning", "DataDependentPreprocessingWarning", "LowUtilityWarning", "CalibrationError"]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -29,6 +29,16 @@ class DataDependentPreprocessingWarning(UserWarning):
     reason in the certificate's notes.
     """
 
+
+
+class LowUtilityWarning(UserWarning):
+    """The plan predicts a model no better than the trivial predictor (majority class or mean).
+
+    Raised by ``method="auto"`` before it fits, from public quantities only
+    (:mod:`dpconvex.mechanisms.do_no_harm`): the privacy noise on the model is about as long as
+    the farthest the data can move it, or longer.  The model is still fitted; the message names
+    the ε (at this n) or the n (at this ε) that would reach a useful model.
+    """
 
 
 class CalibrationError(RuntimeError):

@@ -484,12 +484,13 @@ def render_markdown(out: pathlib.Path, *, command: str, run_time_s: float, delta
     if scaling.exists():
         lines += _scaling_section(pd.read_csv(scaling), out)
     from .bench_datasets import with_datasets_section  # here: it imports this module
+    from .bench_panel import with_panel_section
     from .bench_planning import with_planning_section
     from .bench_scale import with_scale_section
     from .bench_selection import with_selection_section
 
     text = with_scale_section(with_datasets_section(with_selection_section("\n".join(lines), out), out), out)
-    return with_planning_section(text, out)
+    return with_panel_section(with_planning_section(text, out), out)
 
 
 def with_csv_section(text: str, csv: pathlib.Path, section: Any) -> str:

@@ -48,12 +48,17 @@ composition certificate does not need one (its derivation note has the measureme
 bias λB²/2: the rule takes the weakest regulariser whose ball of radius √(2ℓ(0)/λ) (which holds
 the regularised minimiser) is no smaller than the distance the run can travel from θ₀ = 0,
 ηTG: λ = 2ℓ(0)/(ηTG)².  The certificate records the value used.
+
+Do no harm.  When the chosen plan's noise is longer than the farthest the data can move the model
+(:mod:`dpconvex.mechanisms.do_no_harm`), the fit goes ahead with a :class:`~dpconvex.exceptions.LowUtilityWarning` (a ``UserWarning``) (also a note of
+the certificate) naming the ε or n that would reach a useful model.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -62,9 +67,11 @@ import numpy as np
 from ..accounting import gdp
 from ..accounting.noisy_sgd_bounds import poisson_clt_noise_multiplier
 from ..constraints import L2Ball, Unconstrained
+from ..exceptions import LowUtilityWarning
 from ..losses import Loss
 from ..problem import Problem
 from ._geometry import require_euclidean_projection
+from .do_no_harm import harm_warning
 from ._keywords import keyword_signature, plan_for_shape, require_backend, train_with_keywords
 from .noisy_gd import TrainingResult, comparator_norm_bound
 from .noisy_sgd import NoisySGDPlan
@@ -129,6 +136,7 @@ class AutoChoice:
     clip_norm: float | None
     chosen: AutoCandidate
     candidates: tuple[AutoCandidate, ...]
+    harm: str | None = None
 
     def reason(self, epsilon: float, delta: float) -> str:
         clip = "no clipping" if self.clip_norm is None else f"clip_norm={self.clip_norm:.4g}"
@@ -173,6 +181,13 @@ def _candidates(n: int, dimension: int, mu: float, smoothness: float, gradient_b
             regularisation=0.5 * l2 * REFERENCE_NORM**2,
         ))
     return out
+
+
+def _signal_to_noise(candidate: AutoCandidate, gradient_bound: float) -> float:
+    """T·G²·b²/(d·σ²) of a candidate: the do-no-harm ratio (:mod:`dpconvex.mechanisms.do_no_harm`)."""
+    if candidate.privacy_noise == 0.0:
+        return math.inf
+    return candidate.steps * gradient_bound**2 * candidate.step_size / candidate.privacy_noise
 
 
 #: Largest standard deviation of the released model's noise on a prediction, as a share of the
@@ -239,6 +254,13 @@ def _choose(problem: Problem) -> AutoChoice:
     gradient_bound = lipschitz if clip is None else clip
     candidates = _candidates(problem.n, problem.dimension, mu, smoothness, gradient_bound, probe)
     chosen = min(candidates, key=lambda c: c.score)
+
+    def ratio_at(records: int, epsilon: float) -> float:
+        found = _candidates(records, problem.dimension, gdp.gdp_mu(epsilon, problem.target.delta), smoothness,
+                            gradient_bound, probe)
+        return _signal_to_noise(min(found, key=lambda c: c.score), gradient_bound)
+
+    harm = harm_warning(ratio_at, problem.n, problem.target.epsilon)
     step = chosen.step_size
     if fixed:
         l2, rule = probe, "given"
@@ -252,7 +274,8 @@ def _choose(problem: Problem) -> AutoChoice:
         # the same multiple of 1/M at the final λ (M grows by λ)
         step *= smoothness / _smoothness_and_lipschitz(problem, domain, l2)[0]
     return AutoChoice(l2_regularization=float(l2), l2_rule=rule, step_size=float(step), epochs=MAX_PASSES,
-                      clip_norm=None if clip is None else float(clip), chosen=chosen, candidates=tuple(candidates))
+                      clip_norm=None if clip is None else float(clip), chosen=chosen, candidates=tuple(candidates),
+                      harm=harm)
 
 
 def select_configuration(n: int, dimension: int, **keywords) -> AutoChoice:
@@ -290,6 +313,7 @@ class AutoPlan:
     l2_regularization: float
     note: str
     details: tuple[tuple[str, Any], ...] = ()
+    harm: str | None = None
 
 
 def plan(problem: Problem) -> AutoPlan:
@@ -317,8 +341,10 @@ def plan(problem: Problem) -> AutoPlan:
     chosen = noisy_sgd_plan(dataclasses.replace(problem, l2_regularization=choice.l2_regularization),
                             batching="poisson", batch_size=choice.chosen.batch_size, epochs=choice.epochs,
                             step_size=choice.step_size, clip_norm=choice.clip_norm, output="tail_average")
+    if choice.harm is not None:
+        warnings.warn(choice.harm, LowUtilityWarning, stacklevel=2)
     return AutoPlan(noisy_sgd_train, chosen, choice.l2_regularization, choice.reason(target.epsilon, target.delta),
-                    ((RULE_DETAIL, choice.rule()), (SCORES_DETAIL, choice.scores())))
+                    ((RULE_DETAIL, choice.rule()), (SCORES_DETAIL, choice.scores())), choice.harm)
 
 
 def train(problem: Problem, plan: AutoPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
@@ -329,7 +355,7 @@ def train(problem: Problem, plan: AutoPlan, random_state: None | int | np.random
     """
     result = plan.train(dataclasses.replace(problem, l2_regularization=plan.l2_regularization), plan.plan,
                         random_state)
-    certificate = result.certificate.with_notes(plan.note)
+    certificate = result.certificate.with_notes(plan.note, *(() if plan.harm is None else (plan.harm,)))
     if plan.details:
         certificate = certificate.with_details(**dict(plan.details))
     return TrainingResult(coef=result.coef, certificate=certificate)
