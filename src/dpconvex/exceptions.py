@@ -6,7 +6,8 @@ precisely (``warnings.simplefilter("error", PrivacyLeakWarning)``).
 
 from __future__ import annotations
 
-__all__ = ["PrivacyLeakWarning", "DataDependentPreprocessingWarning", "LowUtilityWarning", "CalibrationError"]
+__all__ = ["PrivacyLeakWarning", "DataDependentPreprocessingWarning", "LowUtilityWarning", "CalibrationError",
+           "BudgetExceededError"]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -46,4 +47,13 @@ class CalibrationError(RuntimeError):
 
     A defect of dpconvex, never of the input: nothing is released.  Please report it with the
     parameters of the run.
+    """
+
+
+class BudgetExceededError(RuntimeError):
+    """A planned release would take a privacy ledger past its budget; it must not run.
+
+    Raised by :meth:`dpconvex.ledger.PrivacyLedger.check` *before* the release, under a filter that
+    stays valid when the releases and their parameters are chosen adaptively.  Nothing was
+    released and the ledger is unchanged.
     """
