@@ -14,11 +14,10 @@ import re
 
 import pytest
 
-from dpconvex.accounting import best_of
-from dpconvex.accounting.rounding import ROUNDING_MARGIN
+from dpconvex.accounting import best_of, sensitivity
 from dpconvex.accounting import noisy_gd as gd
 from dpconvex.accounting import noisy_sgd as sgd
-from dpconvex.accounting import sensitivity
+from dpconvex.accounting.rounding import ROUNDING_MARGIN
 
 DELTA = 1e-6
 

@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpconvex.accounting import hockey_stick as hs
 from dpconvex.accounting import private_sco as sco

@@ -17,8 +17,14 @@ import pytest
 import dpconvex.accounting
 from dpconvex._validation import check_privacy_budget
 from dpconvex.accounting import gdp, hockey_stick, noisy_gd, noisy_sgd, private_sco, rdp, sensitivity
-from dpconvex.accounting._checks import (check_delta, check_epsilon, check_nonnegative, check_open_unit,
-                                         check_orders, check_positive)
+from dpconvex.accounting._checks import (
+    check_delta,
+    check_epsilon,
+    check_nonnegative,
+    check_open_unit,
+    check_orders,
+    check_positive,
+)
 
 BAD_EPSILONS = [0.0, -1.0, math.inf, math.nan, "1.0", None, np.array([1.0, 2.0])]
 BAD_DELTAS = [0.0, 1.0, -0.1, 1.5, math.nan, "0.5", None]

@@ -29,7 +29,8 @@ import numpy as np
 import pytest
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant as dp_rdp
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from dpconvex.accounting import gdp

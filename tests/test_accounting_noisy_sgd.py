@@ -154,7 +154,8 @@ def test_dp_accounting_replace_one_pair_dominates_other_clipped_pairs():
 
         antipodal = hockey((1, 0), (-1, 0))
         assert nb.poisson_pld_delta(q, z, 1, eps) == pytest.approx(antipodal, rel=1e-3)
-        for g, g2 in [((1, 0), (0, 0)), ((0, 0), (1, 0)), ((1, 0), (0, 1)), ((0.6, 0.8), (-0.5, 0)), ((0.8, 0.6), (-0.6, -0.8))]:
+        for g, g2 in [((1, 0), (0, 0)), ((0, 0), (1, 0)), ((1, 0), (0, 1)), ((0.6, 0.8), (-0.5, 0)),
+                      ((0.8, 0.6), (-0.6, -0.8))]:
             assert hockey(g, g2) <= antipodal * (1 + 1e-9), (q, z, eps, g, g2)
 
 
@@ -171,7 +172,8 @@ def test_bok_cgd_matches_the_authors_expression():
     # 31fb075): mu0 = sqrt(1 + c**(2l-2)(1-c**2)/((1-c**l)**2) (1-c**(l(E-1)))/(1+c**(l(E-1)))) * mu.
     for c, l, big_e in itertools.product((0.98, 0.99, 0.995), (10, 20, 40), (5, 50, 500)):
         mu = 0.2
-        authors = np.sqrt(1 + c**(2*l - 2) * (1-c**2)/((1-c**l)**2) * (1 - c**(l*(big_e-1))) / (1 + c**(l*(big_e-1)))) * mu
+        authors = np.sqrt(1 + c**(2*l - 2) * (1-c**2)/((1-c**l)**2)
+                          * (1 - c**(l*(big_e-1))) / (1 + c**(l*(big_e-1)))) * mu
         assert nb.bok_cgd_mu(mu, 1.0, c, l, big_e) == pytest.approx(authors, rel=1e-12)
     # Romijnders & Koskela (arXiv:2407.04884, dp_accounting/plot_epsilons.py): replace-one, sensitivity 2,
     # mu = 2/sigma with sigma = 15, c = 1 − 1e-4, l = 60, E = 100.
@@ -253,7 +255,8 @@ def test_best_of_is_the_hidden_state_bound_on_the_reference_run():
         account = acc.account(dataclasses.replace(REF, batching=batching), 1e-8)
         assert account.bound == "bok-cgd" and account.conversion == "exact-gdp"
         assert account.candidates["composition"] > 2 * account.epsilon
-        assert acc.composition_epsilon(dataclasses.replace(REF, batching=batching), 1e-8) == account.candidates["composition"]
+        assert (acc.composition_epsilon(dataclasses.replace(REF, batching=batching), 1e-8)
+                == account.candidates["composition"])
 
 
 def test_shuffled_certificate_never_rests_on_the_secret_permutation():
@@ -298,7 +301,8 @@ def test_named_bound_outside_its_conditions_is_refused(change, bound, message):
 def test_quadratic_conditions_and_poisson_clipping_are_enforced():
     quad = quadratic_event("cyclic", 0.3, 0.0, 4, 3)
     assert acc.applicable_bounds(quad) == ["composition", "bok-cgd", "exact-quadratic", "shifted-interpolation"]
-    assert "an unconstrained domain" in " ".join(acc.unmet_conditions(dataclasses.replace(quad, diameter=2.0), "exact-quadratic"))
+    assert "an unconstrained domain" in " ".join(acc.unmet_conditions(dataclasses.replace(quad, diameter=2.0),
+                                                                      "exact-quadratic"))
     assert "divides n" in " ".join(acc.unmet_conditions(dataclasses.replace(quad, n=13), "exact-quadratic"))
     poisson_quad = dataclasses.replace(quad, batching="poisson")
     assert acc.applicable_bounds(poisson_quad) == []

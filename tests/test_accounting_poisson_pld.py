@@ -90,7 +90,8 @@ def test_composed_pld_lies_between_dp_accountings_route_and_that_plus_the_allowa
     d_ours = np.asarray(ours.get_delta_for_epsilon(epsilons))
     d_theirs = np.asarray(theirs.get_delta_for_epsilon(epsilons))
     assert np.all(d_ours >= d_theirs), f"ours below dp-accounting's pessimistic delta, {DEPENDENCY_NOTE}"
-    assert np.all(d_ours <= d_theirs + slack), f"ours looser than dp-accounting's by more than 2η + τ, {DEPENDENCY_NOTE}"
+    assert np.all(d_ours <= d_theirs + slack), \
+        f"ours looser than dp-accounting's by more than 2η + τ, {DEPENDENCY_NOTE}"
     for delta in (1e-5, 1e-8):
         eps = ours.get_epsilon_for_delta(delta)
         assert eps >= theirs.get_epsilon_for_delta(delta), DEPENDENCY_NOTE

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from scipy.optimize import brentq
 from scipy.stats import norm
 
+from certified import assert_certified
 from dpconvex.accounting import private_sco as sco
 from dpconvex.accounting.rounding import round_up
-from certified import assert_certified
 
 
 def exact_gaussian_delta(epsilon: float, ratio: float) -> float:

@@ -16,10 +16,10 @@ import pytest
 from scipy.special import logsumexp
 from scipy.stats import norm
 
+from certified import assert_certified
 from dpconvex.accounting import private_sco
 from dpconvex.accounting import private_sco as sco
 from dpconvex.accounting.rounding import round_up
-from certified import assert_certified
 
 
 def gaussian_delta(epsilon: float, mu: float) -> float:

@@ -13,9 +13,9 @@ from scipy.optimize import brentq
 from scipy.special import expit
 from scipy.stats import norm
 
+from certified import assert_certified
 from dpconvex.accounting import sensitivity as sens
 from dpconvex.accounting.sensitivity import OutputPerturbationEvent, SGDSchedule
-from certified import assert_certified
 
 ORDERS = np.array([1.05, 1.5, 2.0, 3.0, 8.0, 32.0, 256.0, 4096.0])
 
@@ -167,7 +167,7 @@ def test_lemma2_bound_holds_for_logistic_regression_neighbours(name):
     schedule, lam, rng = SCHEDULES[name], 0.1, np.random.default_rng(7)
     delta = sens.sensitivity_vector(schedule, smoothness=0.25 + lam, strong_convexity=lam, gradient_difference=2.0)
     batch_of = np.repeat(np.arange(3), schedule.batch_sizes)
-    for trial in range(4):
+    for _trial in range(4):
         X, y = unit_ball(rng, schedule.n, 2), rng.choice([-1.0, 1.0], size=schedule.n)
         w = train(X, y, schedule, lam, logistic_grad)
         for i in range(schedule.n):
@@ -230,7 +230,8 @@ def test_mixture_is_stable_at_huge_exponents():
     assert np.all(np.isfinite(got))  # exponents reach α(α − 1)·648 ≈ 1e10: exp overflows in floats
     for alpha, value in zip(ORDERS, got):
         a = mpmath.mpf(float(alpha))
-        h = mpmath.fsum(mpmath.mpf(float(qj)) * mpmath.exp(a * (a - 1) * mpmath.mpf(float(dj)) ** 2 / (2 * mpmath.mpf(sigma) ** 2))
+        h = mpmath.fsum(mpmath.mpf(float(qj))
+                        * mpmath.exp(a * (a - 1) * mpmath.mpf(float(dj)) ** 2 / (2 * mpmath.mpf(sigma) ** 2))
                         for qj, dj in zip(q, delta))
         assert value == pytest.approx(float(mpmath.log(h) / (a - 1)), rel=1e-12)
 

@@ -142,7 +142,8 @@ def test_notes_constrained_noisy_gd():
     """
     for t in (80, 200, 1000):
         assert si.lemma_mu(np.full(t, 0.05), 1.0, 0.8, diameter=1.0) == pytest.approx(0.5590, abs=5e-5)
-        assert si.bok_constrained_gd_mu(0.05, 0.8, t, 1.0) == pytest.approx(si.lemma_mu(np.full(t, 0.05), 1.0, 0.8, 1.0))
+        assert si.bok_constrained_gd_mu(0.05, 0.8, t, 1.0) == pytest.approx(
+            si.lemma_mu(np.full(t, 0.05), 1.0, 0.8, 1.0))
     assert si.lemma_mu(np.full(79, 0.05), 1.0, 0.8, 1.0) == pytest.approx(math.sqrt(79) * 0.05 / 0.8)
     assert math.sqrt(79) * 0.05 / 0.8 < 0.5590 < math.sqrt(80) * 0.05 / 0.8 + 1e-12
 
@@ -180,7 +181,8 @@ def test_notes_constrained_gd_exact_at_integer_ratio(ratio):
     """Notes §1.6: μ* equals the optimum when Dn/(Lη) = D/s is an integer (and t ≥ D/s)."""
     s, d = 0.0625, 0.0625 * ratio  # exact in binary, so ⌈D/s⌉ = ratio
     for t in (ratio, 3 * ratio + 5):
-        assert si.bok_constrained_gd_mu(s, 1.0, t, d) == pytest.approx(si.lemma_mu(np.full(t, s), 1.0, 1.0, d), rel=1e-12)
+        assert si.bok_constrained_gd_mu(s, 1.0, t, d) == pytest.approx(si.lemma_mu(np.full(t, s), 1.0, 1.0, d),
+                                                                       rel=1e-12)
 
 
 @settings(max_examples=60, deadline=None)
@@ -245,7 +247,8 @@ def test_unequal_last_batch_and_fixed_permutation():
     Shuffled-then-cycled is a fixed order: any permutation repeated every epoch gives the same value."""
     sizes = si.batch_partition(1030, 100)
     assert sizes == (100,) * 10 + (30,)
-    assert si.worst_case_mu(sizes, 6, 0.5, 2.0, 4.0, 0.99) == pytest.approx(bok_cgd_mu(2.0, 4.0, 0.99, 11, 6), rel=1e-10)
+    assert si.worst_case_mu(sizes, 6, 0.5, 2.0, 4.0, 0.99) == pytest.approx(bok_cgd_mu(2.0, 4.0, 0.99, 11, 6),
+                                                                            rel=1e-10)
     perm = np.random.default_rng(0).permutation(11)
     for d in (None, 0.05):
         assert si.worst_case_mu(sizes, None, 0.5, 2.0, 4.0, 0.99, d, order=np.tile(perm, 6)) == pytest.approx(

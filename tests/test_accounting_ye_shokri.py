@@ -33,7 +33,8 @@ README_RUNS = {
 def their_code(order, n, b, lam, lr, z, epochs):
     """``shuffle_guarantee`` of dp_utils.py (84a5cf9), scalar, with ``first_epoch_guarantee`` inlined."""
     def first(j):
-        return 2 * order * z**-2 * (1 - lr * lam) ** (2 * (j - 1)) * (1 - (1 - lr * lam) ** 2) / (1 - (1 - lr * lam) ** (2 * j))
+        return (2 * order * z**-2 * (1 - lr * lam) ** (2 * (j - 1)) * (1 - (1 - lr * lam) ** 2)
+                / (1 - (1 - lr * lam) ** (2 * j)))
 
     l = n // b
     h = l // 2
@@ -123,7 +124,8 @@ def test_position_rdp_is_the_closed_form_and_decreases_in_j():
 @pytest.mark.parametrize("l, alpha", [(2, 1.1), (7, 3.0), (29, 12.0), (100, 63.0)])
 def test_last_epoch_term_is_the_log_mean_exp_computed_directly(l, alpha):
     z, c = 4.0, 0.95  # (α − 1)ε_1 ≤ 488 at α = 63: no overflow in math.exp
-    direct = math.log(sum(math.exp((alpha - 1) * 2 * alpha / z**2 * c ** (2 * (j - 1)) * (1 - c * c) / (1 - c ** (2 * j)))
+    direct = math.log(sum(math.exp((alpha - 1) * 2 * alpha / z**2 * c ** (2 * (j - 1)) * (1 - c * c)
+                                   / (1 - c ** (2 * j)))
                           for j in range(1, l + 1)) / l) / (alpha - 1)
     # One epoch: the earlier-epochs factor (1 − c^0)/(1 − c^{2(l−h)}) is 0.
     assert ys.shuffled_rdp([alpha], z, c, l, 1)[0] == pytest.approx(direct, rel=1e-12)

@@ -14,8 +14,16 @@ import pytest
 from scipy import stats
 
 from dpconvex.accounting import gdp
-from dpconvex.audit import (AUDITS, clopper_pearson_upper, epsilon_lower_bound, noise_mutant, privacy_profile,
-                            profile_margins, run_audit, run_law_check)
+from dpconvex.audit import (
+    AUDITS,
+    clopper_pearson_upper,
+    epsilon_lower_bound,
+    noise_mutant,
+    privacy_profile,
+    profile_margins,
+    run_audit,
+    run_law_check,
+)
 from dpconvex.mechanisms import TrainingResult
 
 QUICK_RUNS = 600

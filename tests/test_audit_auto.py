@@ -29,7 +29,10 @@ def _auto(name: str, X, y, seed: int):
 
 
 def assert_target_releases_as(target, reference) -> None:
-    """On both neighbours and seeds 0, 1, 7 the target's run and release are ``reference(X, y, seed)``'s, bit for bit."""
+    """On both neighbours and seeds 0, 1, 7 the target's run and release are ``reference(X, y, seed)``'s.
+
+    Bit for bit.
+    """
     pair = target.make_pair()
     for X, y in ((pair.X, pair.y), (pair.X_prime, pair.y_prime)):
         for seed in (0, 1, 7):

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from certified import assert_certified
 from dpconvex.accounting import gdp
 from dpconvex.accounting import noisy_sgd as acc
 from dpconvex.audit import AUDITS, noise_mutant, run_audit
@@ -30,7 +31,6 @@ from dpconvex.audit.targets import NOISY_GD_SETTING
 from dpconvex.audit.targets_bounded import BOUNDED_SETTING, RADIUS, bounded_kwargs
 from dpconvex.mechanisms import MECHANISMS
 from dpconvex.mechanisms.noisy_sgd import plan_noisy_sgd
-from certified import assert_certified
 
 NAME = "noisy-sgd-bounded"
 SI = "shifted-interpolation"

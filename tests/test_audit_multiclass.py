@@ -17,8 +17,14 @@ import pytest
 from dpconvex.audit import AUDITS, noise_mutant, run_audit
 from dpconvex.audit.targets import NOISY_GD_SETTING
 from dpconvex.audit.targets_auto import auto_choice
-from dpconvex.audit.targets_multiclass import (MULTICLASS_TARGETS, MULTINOMIAL_SETTING, N_CLASSES, multiclass_choice,
-                                               multiclass_loss, multiclass_pair)
+from dpconvex.audit.targets_multiclass import (
+    MULTICLASS_TARGETS,
+    MULTINOMIAL_SETTING,
+    N_CLASSES,
+    multiclass_choice,
+    multiclass_loss,
+    multiclass_pair,
+)
 from dpconvex.constraints import Unconstrained
 from dpconvex.mechanisms import auto
 from dpconvex.mechanisms.noisy_sgd import RELEASED

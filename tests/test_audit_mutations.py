@@ -51,9 +51,9 @@ MUTATIONS = {
     "private-mean": (1000, 0.5),
     # method="auto" on the squared loss (targets_regression): lambda = 1.26 and eta = 0.86 by the prediction-noise
     # rule contract each step by |1 - eta lambda| = 0.09, so the tail average carries the canary of its last steps
-    # only while composition charges all 15: the signal is weak (margin -0.005 at 2000 runs).  Margin 0.078 +- 0.035 over 10 seeded audits at
-    # 20,000 runs (10/10 failed), 0.12 +- 0.012 over 6 at 40,000 (6/6 failed; false pass ~ Phi(-10)); the
-    # honest audit passes at -0.55.  About 40 s.
+    # only while composition charges all 15: the signal is weak (margin -0.005 at 2000 runs).  Margin
+    # 0.078 +- 0.035 over 10 seeded audits at 20,000 runs (10/10 failed), 0.12 +- 0.012 over 6 at 40,000
+    # (6/6 failed; false pass ~ Phi(-10)); the honest audit passes at -0.55.  About 40 s.
     "auto-ridge": (40000, 0.5),
 }
 

@@ -32,8 +32,13 @@ from dpconvex.accounting import gdp
 from dpconvex.accounting import hyperparameter_tuning as tuning
 from dpconvex.audit import AUDITS, AuditTarget, run_audit
 from dpconvex.audit.targets import NOISY_GD_SETTING
-from dpconvex.audit.targets_selection import (SELECTION_LAWS, SELECTION_SETTING, candidate_options, candidate_sigma,
-                                              selection_pair)
+from dpconvex.audit.targets_selection import (
+    SELECTION_LAWS,
+    SELECTION_SETTING,
+    candidate_options,
+    candidate_sigma,
+    selection_pair,
+)
 from dpconvex.mechanisms import MECHANISMS, TrainingResult, noisy_gd
 from dpconvex.mechanisms.noisy_gd import plan_noisy_gd
 
@@ -104,7 +109,7 @@ def _iterate_law(value: float, sigma: float) -> tuple[np.ndarray, np.ndarray]:
 
 def test_the_targets_are_registered_for_the_noisy_gd_trainer():
     assert set(SELECTION_LAWS) <= set(AUDITS) and set(MUTATIONS) == set(SELECTION_LAWS)
-    for name, law in SELECTION_LAWS.items():
+    for name in SELECTION_LAWS:
         target = AUDITS[name]
         assert target.mechanism == "noisy_gd" and target.mechanism in MECHANISMS and target.exact_law is None
         assert target.delta == TARGET_DELTA and SELECTION_SETTING["epsilon"] == NOISY_GD_SETTING["epsilon"]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
-import json
 import pathlib
 
 import numpy as np
@@ -261,9 +259,11 @@ def test_headline_references_are_printed_where_the_report_shows_them(out):
 
 def test_replicated_headline_runs_at_the_headline_epsilons(out):
     frame = pd.read_csv(out / "bench_replicates_logistic.csv")
-    # 5 folds × the headline's ε of the run (0.1) × every entry × 2 seeds; the tuned entries refit the tuned CSV's winners.
+    # 5 folds × the headline's ε of the run (0.1) × every entry × 2 seeds; the tuned entries refit the tuned
+    # CSV's winners.
     entries = bench_replicates.ENTRIES
-    assert len(frame) == 5 * 1 * len(entries) * 2 and set(frame["epsilon"]) == {0.1} and set(frame["replicate"]) == {0, 1}
+    assert len(frame) == 5 * 1 * len(entries) * 2
+    assert set(frame["epsilon"]) == {0.1} and set(frame["replicate"]) == {0, 1}
     tuned = pd.read_csv(out / bench_report.TUNED_CSV.format(task="logistic"))
     best = bench_report.tuned_best(tuned)
     for entry in (e for e in entries if e.startswith("tuned")):

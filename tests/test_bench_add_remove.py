@@ -74,7 +74,8 @@ def test_the_estimator_trains_the_planned_run():
 
 
 def test_bad_arguments_are_refused():
-    for keywords, message in (({"rate": 0.0}, "rate must be finite and > 0"), ({"rate": 1.5}, r"rate must be in \(0, 1\]"),
+    for keywords, message in (({"rate": 0.0}, "rate must be finite and > 0"),
+                              ({"rate": 1.5}, r"rate must be in \(0, 1\]"),
                               ({"noise_multiplier": -1.0}, "noise_multiplier must be finite and > 0"),
                               ({"steps": 2.5}, "steps must be an integer >= 1"),
                               ({"delta": 1.0}, "delta"), ({"discretization": 0.0}, "discretization must be finite")):
@@ -89,5 +90,6 @@ def test_bad_arguments_are_refused():
 
 
 def test_runs_without_poisson_batches_are_refused():
-    with pytest.raises(ValueError, match="add_remove_epsilon needs a run with Poisson batches; got batching='shuffled'"):
+    with pytest.raises(ValueError,
+                       match="add_remove_epsilon needs a run with Poisson batches; got batching='shuffled'"):
         add_remove.add_remove_epsilon(dataclasses.replace(_event(LogisticLoss()), batching="shuffled"), 1e-8)

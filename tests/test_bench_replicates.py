@@ -1,4 +1,6 @@
-"""The replicated headline (dpconvex.experiments.bench_replicates): fresh noise seeds for the default and its DP-SGD references.
+"""The replicated headline (dpconvex.experiments.bench_replicates).
+
+Fresh noise seeds for the default and its DP-SGD references.
 
 Oracles: the tuned section's own records (which grid point won, which seeds it used), and means,
 standard errors and differences recomputed here with NumPy from the records.

@@ -6,8 +6,14 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dpconvex.experiments.bench_selection import (DEFAULT, FIXED, ORACLE, run_selection_benchmark, selection_table,
-                                                  with_other_tasks)
+from dpconvex.experiments.bench_selection import (
+    DEFAULT,
+    FIXED,
+    ORACLE,
+    run_selection_benchmark,
+    selection_table,
+    with_other_tasks,
+)
 
 
 def _rows() -> pd.DataFrame:

@@ -115,7 +115,8 @@ def test_sgd_ma_replace_one_fit_uses_the_pld_calibration():
 
 def test_bad_neighbouring_is_refused():
     X, y = _data(50)
-    with pytest.raises(ValueError, match=r"neighbouring must be one of \('add_remove', 'replace_one', 'add_remove_pld'\)"):
+    with pytest.raises(ValueError,
+                       match=r"neighbouring must be one of \('add_remove', 'replace_one', 'add_remove_pld'\)"):
         B.sgd_ma(X, y, loss=LogisticLoss(), epsilon=1.0, delta=1e-5, l2_regularization=1e-3, neighbouring="bogus")
     with pytest.raises(TypeError, match="neighbouring"):
         B.sgd_ma_replace_one(X, y, loss=LogisticLoss(), epsilon=1.0, delta=1e-5, l2_regularization=1e-3,
@@ -166,7 +167,8 @@ def test_tuned_run_has_a_row_per_epsilon_relation_config_and_fold(tuned):
     assert len(frame) == len(EPSILONS) * 3 * len(GRID) * 5 == len(seen)
     keys = frame[["epsilon", "relation", "config", "fold"]].drop_duplicates()
     assert len(keys) == len(frame)
-    assert set(frame["epsilon"]) == set(EPSILONS) and set(frame["relation"]) == {"replace_one", "add_remove", "add_remove_pld"}
+    assert set(frame["epsilon"]) == set(EPSILONS)
+    assert set(frame["relation"]) == {"replace_one", "add_remove", "add_remove_pld"}
     assert set(frame["fold"]) == set(range(5)) and frame["config"].nunique() == len(GRID)
     assert set(frame["batch_size"]) == {64, 256} and (frame["l2"] == 1e-3).all()
     assert frame["accuracy"].between(0, 1).all() and (frame["epsilon_accounted"] <= frame["epsilon"]).all()
@@ -176,7 +178,8 @@ def test_tuned_run_has_a_row_per_epsilon_relation_config_and_fold(tuned):
     # The PLD is tight to its grid, RDP is an upper bound: never less noise under add/remove by RDP than by PLD.
     assert (wide["add_remove"] >= wide["add_remove_pld"] * (1 - 1e-3)).all()
     bounds = frame.groupby("relation")["bound"].first()
-    assert bounds.to_dict() == {"replace_one": "PLD accountant (replace-one)", "add_remove_pld": "PLD accountant (add/remove)",
+    assert bounds.to_dict() == {"replace_one": "PLD accountant (replace-one)",
+                                "add_remove_pld": "PLD accountant (add/remove)",
                                 "add_remove": "RDP moments accountant (add/remove)"}
     # The folds are the benchmark's: stratified 5-fold CV seeded like run_task (the fits of one fold come first).
     folds = list(StratifiedKFold(n_splits=5, shuffle=True, random_state=np.random.RandomState(3)).split(X, y))

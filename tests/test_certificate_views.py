@@ -192,7 +192,8 @@ def test_the_html_view_has_the_guarantee_the_conditions_the_notes_and_the_candid
     certificate = _certificate(notes=("clipped to 1 <script>alert(1)</script> & more", "x" * (LONG_NOTE + 1)))
     page = certificate._repr_html_()
     assert page.startswith('<div class="dpconvex-certificate">') and page.endswith("</div>")
-    assert "<p><strong>(0.5, 1e-06)-DP — noisy_gd, certified by the gdp bound</strong></p>\n<p>Theorem: Thm 1</p>" in page
+    assert ("<p><strong>(0.5, 1e-06)-DP — noisy_gd, certified by the gdp bound</strong></p>\n"
+            "<p>Theorem: Thm 1</p>") in page
     assert "<ul><li>c1</li><li>c2</li></ul>" in page
     assert "<li>clipped to 1 &lt;script&gt;alert(1)&lt;/script&gt; &amp; more</li>" in page and "<script>" not in page
     assert f"<details><summary>{'x' * SHORT_NOTE} …</summary>{'x' * (LONG_NOTE + 1)}</details>" in page
@@ -211,7 +212,8 @@ def test_the_html_view_of_a_void_certificate_marks_no_bound_certified() -> None:
 def test_the_markdown_view_has_the_same_content_escaped() -> None:
     certificate = _certificate(theorem="max_j Δ[j]", notes=("<script>alert(1)</script> *bold* | pipe",))
     text = certificate._repr_markdown_()
-    assert text.startswith("**(0.5, 1e-06)-DP — noisy\\_gd, certified by the gdp bound**\n\nTheorem: max\\_j Δ\\[j\\]\n")
+    assert text.startswith("**(0.5, 1e-06)-DP — noisy\\_gd, certified by the gdp bound**\n\n"
+                           "Theorem: max\\_j Δ\\[j\\]\n")
     assert "Conditions:\n\n- c1\n- c2" in text
     assert r"- &lt;script&gt;alert(1)&lt;/script&gt; \*bold\* \| pipe" in text and "<script>" not in text
     assert "| bound | epsilon |\n|---|---|\n| composition | 0.9 |\n| **gdp** (certified) | 0.5 |" in text

@@ -18,9 +18,9 @@ from scipy.optimize import brentq
 from scipy.special import logsumexp
 from scipy.stats import norm
 
+from certified import assert_certified
 from dpconvex.accounting.rounding import round_up, round_up_array
 from dpconvex.cli import main
-from certified import assert_certified
 
 # A run in the paper's notation: L smoothness, μ strong convexity, R gradient bound (difference 2R).
 L, MU, R = 0.251, 0.001, 1.0

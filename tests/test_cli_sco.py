@@ -9,11 +9,11 @@ import math
 import numpy as np
 import pytest
 
+from certified import assert_certified
 from dpconvex.accounting import private_sco
 from dpconvex.accounting.rounding import round_up
 from dpconvex.cli import main
 from dpconvex.experiments.sco_risk import population_excess_risk, reproduce_sco, theorem6_risk_bound
-from certified import assert_certified
 
 
 def run(capsys, *argv):
@@ -56,7 +56,8 @@ def test_reproduce_sco_writes_png_and_csv_with_exact_risks(tmp_path):
     assert {r["n"] for r in rows} == {"200", "3200"} and len(rows) == 4
     for r in rows:
         assert float(r["epsilon"]) <= 1.0 + 1e-9 and float(r["excess_risk"]) >= -1e-12
-        assert float(r["theorem6_bound"]) == pytest.approx(float(theorem6_risk_bound(int(r["n"]), 1.0, 1e-6, 3)), rel=1e-5)
+        assert float(r["theorem6_bound"]) == pytest.approx(float(theorem6_risk_bound(int(r["n"]), 1.0, 1e-6, 3)),
+                                                           rel=1e-5)
     small = np.mean([float(r["excess_risk"]) for r in rows if r["n"] == "200"])
     large = np.mean([float(r["excess_risk"]) for r in rows if r["n"] == "3200"])
     assert large < small and "falls from" in finding

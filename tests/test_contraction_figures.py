@@ -31,7 +31,7 @@ def _curves(path):
     with open(path, newline="") as fh:
         rows = list(csv.reader(fh))
     curves = defaultdict(list)
-    for figure, record, *values in rows[1:]:
+    for _figure, record, *values in rows[1:]:
         for name, value in zip(CSV_HEADER[2:], values):
             curves[int(record), name].append(float(value))
     return rows[0], {row[0] for row in rows[1:]}, {k: np.array(v) for k, v in curves.items()}

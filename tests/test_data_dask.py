@@ -129,7 +129,8 @@ def separate_data(client, seed: int, **options):
     """Data of its own (distinct task keys), its DaskData in 5 blocks, and the in-memory arrays."""
     rng = np.random.default_rng(seed)
     X, y = 0.5 * rng.standard_normal((N, D)), np.where(rng.random(N) < 0.5, -1.0, 1.0)
-    return DaskData.from_array(da.from_array(X, chunks=(200, D)), y, data_norm=DATA_NORM, client=client, **options), X, y
+    data = DaskData.from_array(da.from_array(X, chunks=(200, D)), y, data_norm=DATA_NORM, client=client, **options)
+    return data, X, y
 
 
 # ------------------------------------------------------------------------------------ sums

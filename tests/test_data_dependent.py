@@ -22,8 +22,13 @@ from sklearn.pipeline import make_pipeline
 
 from dpconvex.certificate import NO_GUARANTEE, PrivacyCertificate
 from dpconvex.cli import main
-from dpconvex.estimators import (PrivateHuberSVC, PrivateLADRegressor, PrivateLinearSVC, PrivateLogisticRegression,
-                                 PrivateRidge)
+from dpconvex.estimators import (
+    PrivateHuberSVC,
+    PrivateLADRegressor,
+    PrivateLinearSVC,
+    PrivateLogisticRegression,
+    PrivateRidge,
+)
 from dpconvex.exceptions import DataDependentPreprocessingWarning, PrivacyLeakWarning
 from dpconvex.preprocessing import PublicSchemaTransformer
 

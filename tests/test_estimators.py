@@ -19,8 +19,13 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import check_regressors_train, parametrize_with_checks
 
-from dpconvex.estimators import (PrivateHuberSVC, PrivateLADRegressor, PrivateLinearSVC, PrivateLogisticRegression,
-                                 PrivateRidge)
+from dpconvex.estimators import (
+    PrivateHuberSVC,
+    PrivateLADRegressor,
+    PrivateLinearSVC,
+    PrivateLogisticRegression,
+    PrivateRidge,
+)
 from dpconvex.exceptions import PrivacyLeakWarning
 
 # Any PrivacyLeakWarning a test does not expect is a failure (tests that expect one use pytest.warns;
@@ -80,12 +85,14 @@ def _data_for(cls, n=60, d=3, seed=0):
 
 NON_DEFAULT = {
     PrivateLogisticRegression: dict(epsilon=2.5, delta=1e-6, data_norm=2.0, l2_regularization=0.01,
-                                    method="noisy_gd", iterations=50, step_size=0.5, fit_intercept=True, classes=["pos", "neg"],
-                                    random_state=3),
+                                    method="noisy_gd", iterations=50, step_size=0.5, fit_intercept=True,
+                                    classes=["pos", "neg"], random_state=3),
     PrivateHuberSVC: dict(epsilon=0.5, delta=1e-5, data_norm=1.5, l2_regularization=0.05,
-                          method="noisy_gd", iterations="theorem4", huber_h=0.25, strict=True, classes=["neg", "pos"], random_state=7),
+                          method="noisy_gd", iterations="theorem4", huber_h=0.25, strict=True, classes=["neg", "pos"],
+                          random_state=7),
     PrivateRidge: dict(epsilon=3.0, delta=1e-7, data_norm=1.0, label_bound=2.0, l2_regularization=0.1,
-                       radius=5.0, method="noisy_gd", iterations=40, step_size=0.1, fit_intercept=True, random_state=11),
+                       radius=5.0, method="noisy_gd", iterations=40, step_size=0.1, fit_intercept=True,
+                       random_state=11),
 }
 
 
@@ -219,7 +226,8 @@ def test_accuracy_on_separable_data_at_large_epsilon(cls, fit_intercept):
     X_test, y_test = _separable(2000, seed=2)
     majority = max(y_test.mean(), 1 - y_test.mean())
     assert majority < 0.6
-    estimator = _make(cls, BINARY_LABELS, epsilon=5.0, delta=1e-8, fit_intercept=fit_intercept, random_state=0).fit(X, y)
+    estimator = _make(cls, BINARY_LABELS, epsilon=5.0, delta=1e-8, fit_intercept=fit_intercept,
+                      random_state=0).fit(X, y)
     assert estimator.privacy_report_.epsilon <= 5.0
     accuracy = estimator.score(X_test, y_test)
     assert accuracy > 0.95, f"accuracy {accuracy:.3f}, majority rate {majority:.3f}"
@@ -284,10 +292,13 @@ def _bad_input_cases():
         ("radius=-1", RIDGE(radius=-1), X, y_real, r"'radius' parameter"),
         ("classes=string", LR(classes="ab"), X, y_class, r"'classes' parameter must be one of None or an instance"),
         ("classes-one", LR(classes=[0]), X, y_class, r"'classes' parameter must be None or a sequence of at least two"),
-        ("classes-repeated", SVC(classes=[1, 1]), X, y_class, r"'classes' parameter must be None or a sequence of at least two"),
-        ("classes-2d", LR(classes=[[0, 1]]), X, y_class, r"'classes' parameter must be None or a sequence of at least two"),
+        ("classes-repeated", SVC(classes=[1, 1]), X, y_class,
+         r"'classes' parameter must be None or a sequence of at least two"),
+        ("classes-2d", LR(classes=[[0, 1]]), X, y_class,
+         r"'classes' parameter must be None or a sequence of at least two"),
         ("classes-with-none", LR(classes=["a", None, "b"]), X, y_class, r"'classes' parameter holds None"),
-        ("classes-mixed-types", LR(classes=np.array([1, "a"], dtype=object)), X, y_class, r"'classes' parameter must hold labels of one sortable"),
+        ("classes-mixed-types", LR(classes=np.array([1, "a"], dtype=object)), X, y_class,
+         r"'classes' parameter must hold labels of one sortable"),
         ("label-outside-classes", LR(classes=[0, 1]), X, np.arange(40) % 3, r"outside classes=\[0, 1\]: \[2\]"),
         ("label-outside-classes-svc", SVC(classes=["a", "b"]), X, y_class, r"outside classes=\['a', 'b'\]"),
     ]
@@ -572,7 +583,8 @@ def test_output_perturbation_fit_never_changes_hyperparameters(cls, method, non_
 def test_output_perturbation_seeded_runs_repeat_and_unseeded_runs_differ(method):
     X, y = _data_for(PrivateHuberSVC)
     first = PrivateHuberSVC(method=method, classes=STRING_LABELS, random_state=5).fit(X, y).coef_
-    np.testing.assert_array_equal(first, PrivateHuberSVC(method=method, classes=STRING_LABELS, random_state=5).fit(X, y).coef_)
+    np.testing.assert_array_equal(first,
+                                  PrivateHuberSVC(method=method, classes=STRING_LABELS, random_state=5).fit(X, y).coef_)
     a = PrivateHuberSVC(method=method, classes=STRING_LABELS).fit(X, y).coef_
     b = PrivateHuberSVC(method=method, classes=STRING_LABELS).fit(X, y).coef_
     assert not np.array_equal(a, b)

@@ -23,14 +23,18 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
-from distributed import Client
 from scipy import stats
 from sklearn.pipeline import make_pipeline
 
 from dpconvex.data_dask import DaskData
 from dpconvex.datasets import TabularSchema
-from dpconvex.estimators import (PrivateHuberSVC, PrivateLADRegressor, PrivateLinearSVC, PrivateLogisticRegression,
-                                 PrivateRidge)
+from dpconvex.estimators import (
+    PrivateHuberSVC,
+    PrivateLADRegressor,
+    PrivateLinearSVC,
+    PrivateLogisticRegression,
+    PrivateRidge,
+)
 from dpconvex.losses import HingeLoss, LogisticLoss, SquaredLoss
 from dpconvex.mechanisms import auto, noisy_gd, noisy_sgd, rsgd_ar
 from dpconvex.mechanisms.noisy_sgd import _poisson_batches
@@ -41,7 +45,8 @@ from test_data_dask import ONE_RETRY, local_cluster, wait_for_workers
 N, D, CHUNK = 2400, 5, 350  # 7 blocks (6 of 350 rows, one of 300)
 RTOL, ATOL = 1e-9, 1e-12
 DECLARATIONS = dict(loss=LogisticLoss(), epsilon=1.0, delta=1e-6)
-pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::dpconvex.exceptions.PrivacyLeakWarning")]  # Dask cluster; the 40 clipped rows
+# Dask cluster; the 40 clipped rows
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::dpconvex.exceptions.PrivacyLeakWarning")]
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +268,8 @@ def test_labels_read_from_a_dask_y_get_the_in_memory_target_check(client, arrays
 def test_data_norm_from_data_names_a_nonfinite_value_as_the_validation_does(client, arrays, value):
     X, y = arrays[0].copy(), arrays[1]
     X[1000, 2] = value  # block 2 (rows 700-1049)
-    message = r"X must contain only finite values \(no NaN or inf\); block 2 has one at row 1000 \(row 300 of the block\), column 2\.$"
+    message = (r"X must contain only finite values \(no NaN or inf\); "
+               r"block 2 has one at row 1000 \(row 300 of the block\), column 2\.$")
     with pytest.raises(ValueError, match=message):
         PrivateLogisticRegression(classes=[-1, 1]).fit(*on_cluster(X, y))
     with pytest.raises(ValueError, match=message):
@@ -291,7 +297,8 @@ def test_labels_outside_the_declared_classes_are_named(client, arrays):
 
 def test_an_in_memory_only_method_names_the_methods_that_can_train_on_dask(client, arrays):
     X, y = arrays
-    message = r"method='rsgd_ar' reads its data in memory .* the methods that can are \['noisy_gd', 'noisy_sgd', 'auto'\]"
+    message = (r"method='rsgd_ar' reads its data in memory .* "
+               r"the methods that can are \['noisy_gd', 'noisy_sgd', 'auto'\]")
     with pytest.raises(ValueError, match=message):
         PrivateLogisticRegression(classes=[-1, 1], method="rsgd_ar").fit(*on_cluster(X, y))
     with pytest.raises(ValueError, match=message):

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 import pytest
+
 from golden.golden_configurations import (
     CONFIGURATION_COUNT,
     golden_configuration_ids,

@@ -18,8 +18,14 @@ import pandas as pd
 import pytest
 from sklearn.pipeline import make_pipeline
 
-from dpconvex import (PrivateHuberSVC, PrivateLADRegressor, PrivateLinearSVC, PrivateLogisticRegression,
-                      PrivateRidge, PublicSchemaTransformer)
+from dpconvex import (
+    PrivateHuberSVC,
+    PrivateLADRegressor,
+    PrivateLinearSVC,
+    PrivateLogisticRegression,
+    PrivateRidge,
+    PublicSchemaTransformer,
+)
 from dpconvex.datasets import TabularSchema
 from dpconvex.exceptions import DataDependentPreprocessingWarning, PrivacyLeakWarning
 from dpconvex.losses import LogisticLoss

@@ -94,7 +94,8 @@ def _close(a, b):
 
 def test_golden_values(fig1, fig2):
     # Figure 1 caption, "our analysis": α S_g²/(λ σ² n²)·(1 − e^{−ληK/2}); α=10, λ=1, K=300.
-    _close(fig1[("corollary1", 10.0, 1.0)][300], 10 * 16 / (1 * 0.02**2 * 5000**2) * (1 - math.exp(-1 * 0.02 * 300 / 2)))
+    _close(fig1[("corollary1", 10.0, 1.0)][300],
+           10 * 16 / (1 * 0.02**2 * 5000**2) * (1 - math.exp(-1 * 0.02 * 300 / 2)))
     # Same, α=10, λ=4, K=25.
     _close(fig1[("corollary1", 10.0, 4.0)][25], 10 * 16 / (4 * 0.02**2 * 5000**2) * (1 - math.exp(-4 * 0.02 * 25 / 2)))
     # Figure 1/2 captions, composition (App. E): α S_g²/(4 n² σ²)·ηK; α=30, K=300 gives 0.072.
@@ -107,14 +108,16 @@ def test_golden_values(fig1, fig2):
     mu2 = (0.02 * 4 / 5000) ** 2 / (2 * 0.02 * 0.02**2) * (1 + c) / (1 - c) * (1 - c**300) / (1 + c**300)
     _close(fig1[("gdp_bok2024", 10.0, 2.0)][300], 10 * mu2 / 2)
     # Cor. 2, eq. (72): α S_g²/((2−η) σ² n²)·(1 − e^{−(2−η)ηK/2}); α=20, K=150.
-    _close(fig2[("corollary2", 20.0, 1.0)][150], 20 * 16 / (1.98 * 0.02**2 * 5000**2) * (1 - math.exp(-1.98 * 0.02 * 150 / 2)))
+    _close(fig2[("corollary2", 20.0, 1.0)][150],
+           20 * 16 / (1.98 * 0.02**2 * 5000**2) * (1 - math.exp(-1.98 * 0.02 * 150 / 2)))
     # Thm 3 lower bound (last line of its proof): α S_g²/(4σ²n²)·(1 − e^{−ηK}); α=10, K=100.
     _close(fig2[("theorem3_lower_bound", 10.0, 1.0)][100], 10 * 16 / (4 * 0.02**2 * 5000**2) * (1 - math.exp(-2.0)))
     # Thm 3 proof, first line, with explicit sums: α‖ηΔ Σ(1−η)^i‖²/(2·2ησ²n² Σ(1−η)^{2i}), ‖Δ‖=S_g.
     k = 50
     s1 = sum(0.98**i for i in range(k))
     s2 = sum(0.98 ** (2 * i) for i in range(k))
-    assert fig2[("exact", 30.0, 1.0)][k] == pytest.approx(30 * (0.02 * 4 * s1) ** 2 / (4 * 0.02 * 0.02**2 * 5000**2 * s2), rel=1e-10)
+    assert fig2[("exact", 30.0, 1.0)][k] == pytest.approx(
+        30 * (0.02 * 4 * s1) ** 2 / (4 * 0.02 * 0.02**2 * 5000**2 * s2), rel=1e-10)
 
 
 def test_exact_curve_is_bok_gdp_with_unit_curvature(fig2):

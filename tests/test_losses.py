@@ -121,7 +121,8 @@ def _records(loss, rng, theta, m):
     if isinstance(loss, SquaredLoss):
         # each x with a random |y| ≤ Y, with y = +Y and with y' = −Y
         k = len(xs)
-        ys = np.concatenate([rng.uniform(-LABEL_BOUND, LABEL_BOUND, size=k), np.full(k, LABEL_BOUND), np.full(k, -LABEL_BOUND)])
+        ys = np.concatenate([rng.uniform(-LABEL_BOUND, LABEL_BOUND, size=k), np.full(k, LABEL_BOUND),
+                             np.full(k, -LABEL_BOUND)])
         xs = np.vstack([xs, xs, xs])
     else:
         ys = np.concatenate([np.ones(len(xs)), -np.ones(len(xs))])  # each x with y and y' = −y
@@ -195,8 +196,10 @@ def test_logistic_values_are_stable_and_exact() -> None:
     z = np.array([-800.0, -1.0, 0.0, 1.0, 800.0])
     phi = loss.phi(z)
     assert np.all(np.isfinite(phi))
-    np.testing.assert_allclose(phi, [800.0, np.log1p(np.e), np.log(2.0), np.log1p(np.exp(-1.0)), 0.0], rtol=1e-14, atol=1e-300)
-    np.testing.assert_allclose(loss.dphi(z), [-1.0, -_sigmoid(1.0), -0.5, -_sigmoid(-1.0), 0.0], rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(phi, [800.0, np.log1p(np.e), np.log(2.0), np.log1p(np.exp(-1.0)), 0.0],
+                               rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(loss.dphi(z), [-1.0, -_sigmoid(1.0), -0.5, -_sigmoid(-1.0), 0.0],
+                               rtol=1e-14, atol=1e-300)
 
 
 def test_loss_registry() -> None:

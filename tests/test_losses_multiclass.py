@@ -13,8 +13,14 @@ import numpy as np
 import pytest
 
 from dpconvex.constraints import L2Ball, Unconstrained
-from dpconvex.losses import (AbsoluteErrorLoss, HingeLoss, HuberizedHingeLoss, LogisticLoss, QuadraticDistanceLoss,
-                             SquaredLoss)
+from dpconvex.losses import (
+    AbsoluteErrorLoss,
+    HingeLoss,
+    HuberizedHingeLoss,
+    LogisticLoss,
+    QuadraticDistanceLoss,
+    SquaredLoss,
+)
 from dpconvex.losses_multiclass import MultinomialLogisticLoss, OneVsRestLoss
 from dpconvex.mechanisms import METHODS
 from test_losses import _fd_gradient as _fd
@@ -354,8 +360,8 @@ def test_ovr_hinge_subgradients_are_the_columnwise_ones_and_sum_like_them() -> N
     assert not loss.smooth and loss.name == "one-vs-rest hinge" and not loss.classification
 
 
-OVR_CASES = [pytest.param(binary, K, id=f"{binary.name}-K{K}") for binary in (LogisticLoss(), HuberizedHingeLoss(HUBER_H))
-             for K in CLASS_COUNTS]
+OVR_CASES = [pytest.param(binary, K, id=f"{binary.name}-K{K}")
+             for binary in (LogisticLoss(), HuberizedHingeLoss(HUBER_H)) for K in CLASS_COUNTS]
 
 
 @pytest.mark.parametrize(("binary", "K"), OVR_CASES)
@@ -502,8 +508,8 @@ def test_ovr_with_two_classes_is_the_binary_loss_twice_with_opposite_labels(bina
     d, n = 4, 30
     W, X, y = rng.normal(size=(d, 2)), rng.normal(size=(n, d)), rng.integers(0, 2, size=n)
     t = np.where(y == 0, 1.0, -1.0)
-    np.testing.assert_allclose(loss.values(_flat(W), X, y), binary.values(W[:, 0], X, t) + binary.values(W[:, 1], X, -t),
-                               rtol=1e-12)
+    np.testing.assert_allclose(loss.values(_flat(W), X, y),
+                               binary.values(W[:, 0], X, t) + binary.values(W[:, 1], X, -t), rtol=1e-12)
     G = loss.per_example_gradients(_flat(W), X, y).reshape(n, d, 2)
     np.testing.assert_allclose(G[:, :, 0], binary.per_example_gradients(W[:, 0], X, t), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(G[:, :, 1], binary.per_example_gradients(W[:, 1], X, -t), rtol=1e-12, atol=1e-15)

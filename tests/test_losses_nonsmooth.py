@@ -13,7 +13,8 @@ X = RNG.normal(size=(200, 4))
 X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
 
 
-@pytest.mark.parametrize("loss, y", [(HingeLoss(), np.sign(RNG.normal(size=200))), (AbsoluteErrorLoss(), RNG.normal(size=200))])
+@pytest.mark.parametrize("loss, y", [(HingeLoss(), np.sign(RNG.normal(size=200))),
+                                     (AbsoluteErrorLoss(), RNG.normal(size=200))])
 def test_subgradients_match_finite_differences_away_from_kinks_and_respect_the_lipschitz_bound(loss, y):
     w = RNG.normal(size=4)
     grads = loss.per_example_gradients(w, X, y)

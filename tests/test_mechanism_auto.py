@@ -21,8 +21,15 @@ from dpconvex.accounting.noisy_sgd_bounds import poisson_clt_noise_multiplier
 from dpconvex.exceptions import PrivacyLeakWarning
 from dpconvex.losses import HingeLoss, HuberizedHingeLoss, LogisticLoss, QuadraticDistanceLoss
 from dpconvex.mechanisms import auto, noisy_sgd
-from dpconvex.mechanisms.auto import (BATCH_COUNTS, MAX_PASSES, MAX_STEP_FACTOR, REFERENCE_NORM, RULE_DETAIL, SCORES_DETAIL,
-                                     select_configuration)
+from dpconvex.mechanisms.auto import (
+    BATCH_COUNTS,
+    MAX_PASSES,
+    MAX_STEP_FACTOR,
+    REFERENCE_NORM,
+    RULE_DETAIL,
+    SCORES_DETAIL,
+    select_configuration,
+)
 
 COMMON = dict(delta=1e-6)
 
@@ -91,7 +98,8 @@ def test_clipping_at_the_gradient_bound_at_zero_changes_no_gradient_there():
     clipped = loss.gradient_sum(w, X[:1], y[:1], clip_norm=C)
     assert np.linalg.norm(clipped) == pytest.approx(C)
     assert np.linalg.norm(loss.gradient_sum(w, X[:1], y[:1])) == pytest.approx(1 / (1 + math.exp(-1.8)))
-    assert HuberizedHingeLoss(0.5).gradient_norm_at_zero(1.0) == 1.0 and QuadraticDistanceLoss().gradient_norm_at_zero(1.0) is None
+    assert HuberizedHingeLoss(0.5).gradient_norm_at_zero(1.0) == 1.0
+    assert QuadraticDistanceLoss().gradient_norm_at_zero(1.0) is None
 
 
 def test_a_longer_run_is_chosen_as_epsilon_grows():

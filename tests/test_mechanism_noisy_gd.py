@@ -137,7 +137,8 @@ def test_floating_point_rounding_above_the_norm_bound_is_not_reported():
     X = X / np.linalg.norm(X, axis=1, keepdims=True)  # norms 1 ± 1e-16
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        noisy_gd(X, y, loss=LogisticLoss(), l2_regularization=0.05, epsilon=1.0, delta=1e-6, iterations=5, random_state=0)
+        noisy_gd(X, y, loss=LogisticLoss(), l2_regularization=0.05, epsilon=1.0, delta=1e-6, iterations=5,
+                 random_state=0)
 
 
 BAD_INPUTS = [

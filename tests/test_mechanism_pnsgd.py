@@ -203,7 +203,8 @@ def test_estimators_accept_method_pnsgd():
     report = model.privacy_report_
     assert report.mechanism == "pnsgd" and len(report.record_profile) == 20000
     assert model.score(X, y) > 0.8  # separable data, ε = 5 (measured 0.95): well above a random sign's 0.5
-    assert model.get_params()["step_size"] == "auto" and model.privacy_report_.assumptions["step_size"] > 0  # fit left it
+    assert model.get_params()["step_size"] == "auto"  # fit left it
+    assert model.privacy_report_.assumptions["step_size"] > 0
     svc = PrivateHuberSVC(method="pnsgd", epsilon=5.0, l2_regularization=0.01, step_size=0.01, classes=[-1, 1],
                           random_state=0).fit(X, y)
     assert svc.privacy_report_.assumptions["step_size"] == 0.01
@@ -243,7 +244,8 @@ def test_certified_epsilon_never_exceeds_the_target(case):
                                       smoothness=cert.assumptions["smoothness"],
                                       strong_convexity=cert.assumptions["strong_convexity"],
                                       step_size=cert.assumptions["step_size"], diameter=cert.assumptions["diameter"],
-                                      random_stop=random_stop, **{"sigma" if noise == "gaussian" else "scale": cert.sigma})
+                                      random_stop=random_stop,
+                                      **{"sigma" if noise == "gaussian" else "scale": cert.sigma})
     assert float(worst) <= delta and np.allclose(profile, cert.record_profile)
 
 

@@ -22,11 +22,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from certified import assert_certified
 from dpconvex.accounting import private_sco
 from dpconvex.constraints import L2Ball
 from dpconvex.losses import HingeLoss, LogisticLoss
 from dpconvex.mechanisms import sco_noisy_sgd
-from certified import assert_certified
 
 
 class _RecordingHinge(HingeLoss):

@@ -14,7 +14,7 @@ from scipy import optimize
 from dpconvex import PrivateLADRegressor, PrivateLinearSVC, PrivateLogisticRegression
 from dpconvex.constraints import L2Ball, LpBall, Unconstrained
 from dpconvex.experiments.sco_risk import hinge_task, population_excess_risk
-from dpconvex.losses import AbsoluteErrorLoss, HingeLoss, LogisticLoss
+from dpconvex.losses import AbsoluteErrorLoss, HingeLoss
 from dpconvex.mechanisms import MECHANISMS, noisy_gd, sco_noisy_sgd
 from dpconvex.mirror_maps import EuclideanPotential, PNormPotential
 

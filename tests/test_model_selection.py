@@ -7,7 +7,8 @@ score's sensitivity and its noise against their definitions (round(fraction·n) 
 accuracy, Δ/μ); with one λ and K = 1, the release against the split rebuilt from its documented rule
 (the model unchanged bit for bit when every validation record is replaced; best_score_ minus the
 model's exact validation accuracy Gaussian of sd 1/(n_val·μ), χ² over 400 seeds); the released model
-against a candidate refitted on its own; scikit-learn's own estimator checks.  Poisson's K = 0 (probability e^{-1} at ``expected_runs=1``) is found by seeds.
+against a candidate refitted on its own; scikit-learn's own estimator checks.  Poisson's K = 0
+(probability e^{-1} at ``expected_runs=1``) is found by seeds.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy import stats
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant as dp_rdp
+from scipy import stats
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import check_regressors_train, parametrize_with_checks
@@ -29,8 +30,13 @@ from dpconvex import private_selection
 from dpconvex.accounting import gdp
 from dpconvex.estimators import PrivateLogisticRegression
 from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex.model_selection import (CLASSIFIER_GRID, RIDGE_GRID, PrivateHuberSVCCV, PrivateLogisticRegressionCV,
-                                      PrivateRidgeCV)
+from dpconvex.model_selection import (
+    CLASSIFIER_GRID,
+    RIDGE_GRID,
+    PrivateHuberSVCCV,
+    PrivateLogisticRegressionCV,
+    PrivateRidgeCV,
+)
 from dpconvex.selection_runs import CandidateRuns
 
 pytestmark = pytest.mark.filterwarnings("error::dpconvex.exceptions.PrivacyLeakWarning")

@@ -27,8 +27,8 @@ from dpconvex import PrivateLogisticRegression, PublicSchemaTransformer
 from dpconvex._validation import input_leaks
 from dpconvex.certificate import NO_GUARANTEE
 from dpconvex.cli import main
-from dpconvex.datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON
 from dpconvex.datasets import ADULT_SCHEMA, TabularSchema, load_adult, load_adult_raw, preprocess, read_csv
+from dpconvex.datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON
 from dpconvex.exceptions import DataDependentPreprocessingWarning, PrivacyLeakWarning
 
 #: Features only; colour has a missing/other slot, age a fill (and so an indicator), income neither.
@@ -165,7 +165,8 @@ def test_invalid_parameters_and_inputs_name_what_to_do() -> None:
 
 
 #: Checks that feed NumPy arrays (or sparse matrices) to a transformer that reads columns by name.
-_NEEDS_A_DATAFRAME = "feeds a NumPy array or sparse matrix; the transformer reads named columns of a DataFrame (tested on frames here)"
+_NEEDS_A_DATAFRAME = ("feeds a NumPy array or sparse matrix; the transformer reads named columns of a DataFrame "
+                      "(tested on frames here)")
 _NUMPY_CHECKS = [
     "check_fit_score_takes_y", "check_estimators_overwrite_params", "check_dont_overwrite_parameters",
     "check_estimators_fit_returns_self", "check_readonly_memmap_input", "check_n_features_in_after_fitting",
@@ -250,7 +251,8 @@ def test_schema_options_round_trip_through_json(tmp_path) -> None:
     schema.to_json(tmp_path / "s.json")
     assert TabularSchema.from_json(tmp_path / "s.json") == schema
     stored = json.loads((tmp_path / "s.json").read_text())
-    assert stored["missing_values"] == ["", "-"] and stored["other_slot"] is True and stored["numeric_fill"] == {"n": 2.0}
+    assert stored["missing_values"] == ["", "-"] and stored["other_slot"] is True
+    assert stored["numeric_fill"] == {"n": 2.0}
     defaults = TabularSchema.from_dict({"target": "t", "positive_label": "y"})
     assert (defaults.missing_values, defaults.other_slot, defaults.numeric_fill) == (("",), False, {})
 
@@ -402,7 +404,8 @@ def test_cli_trains_on_a_survey_extract_without_cleaning(tmp_path, capsys) -> No
     schema = _schema_file(tmp_path, numeric_fill={"age": 18}, other_slot=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataDependentPreprocessingWarning)
-        assert main(["train", "--csv", str(data), "--schema", str(schema), "--epsilon", "0.1", "--json", "--seed", "0"]) == 0
+        assert main(["train", "--csv", str(data), "--schema", str(schema), "--epsilon", "0.1", "--json",
+                     "--seed", "0"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["n_train"] + payload["n_test"] == 200
     assert payload["epsilon"] <= 0.1

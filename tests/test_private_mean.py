@@ -6,12 +6,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from dpconvex import PrivateRidge
-from dpconvex.mechanisms.private_mean import (MAX_MEAN_SHARE, MEAN_SHARE, compose_with_mean, mean_epsilon,
-                                              private_mean)
+from dpconvex.mechanisms.private_mean import MAX_MEAN_SHARE, MEAN_SHARE, compose_with_mean, mean_epsilon, private_mean
 
 
 def test_the_noise_is_laplace_of_scale_two_y_over_n_epsilon():

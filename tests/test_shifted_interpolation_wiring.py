@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from certified import assert_certified
 from dpconvex.accounting import gdp
 from dpconvex.accounting import noisy_gd as gd_acc
 from dpconvex.accounting import noisy_sgd as acc
 from dpconvex.cli import main
 from dpconvex.losses_multiclass import MultinomialLogisticLoss
-from certified import assert_certified
 
 SI = "shifted-interpolation"
 ISSUE = ["account", "noisy-sgd", "--n", "40000", "--batch-size", "400", "--epochs", "100", "--batching", "cyclic",
@@ -274,8 +274,8 @@ def test_noisy_sgd_clipping_keeps_the_bound_for_the_librarys_losses_and_refuses_
 
 def _event_of():
     """The accountant event of the run above, from its plan (same arguments)."""
-    from dpconvex.losses import QuadraticDistanceLoss
     from dpconvex.constraints import L2Ball
+    from dpconvex.losses import QuadraticDistanceLoss
     from dpconvex.mechanisms.noisy_sgd import plan_noisy_sgd
 
     return plan_noisy_sgd(200, 3, loss=QuadraticDistanceLoss(), l2_regularization=0.0, delta=1e-6, sigma=1.0,

@@ -360,5 +360,6 @@ def test_infer_refuses_a_positive_label_absent_from_the_target(tmp_path) -> None
     from dpconvex.datasets import TabularSchema
 
     frame = pd.DataFrame({"x": [1.0, 2.0, 3.0], "label": ["yes", "no", "yes"]})
-    with pytest.raises(ValueError, match=r"positive_label 'nope' does not occur in target column 'label'.*\['no', 'yes'\]"):
+    with pytest.raises(ValueError,
+                       match=r"positive_label 'nope' does not occur in target column 'label'.*\['no', 'yes'\]"):
         TabularSchema.infer(frame, "label", "nope")

@@ -97,7 +97,8 @@ def array_block(features: NDArray, labels: NDArray, data_norm: float, label_boun
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             clipped, over = enforce_norm_bound(features, data_norm)
-            clipped_labels, labels_over = (labels, 0) if label_bound is None else enforce_label_bound(labels, label_bound)
+            clipped_labels, labels_over = ((labels, 0) if label_bound is None
+                                           else enforce_label_bound(labels, label_bound))
         if over:  # the offending row the client names: the one of largest norm
             original = row_norms(features)
             largest_row = int(np.argmax(original))
@@ -233,7 +234,10 @@ def read_reports(reports: list[BlockReport], column_names: list[str], data_norm:
 
 
 def nonfinite_message(nonfinite: tuple[str, int, int], index: int, offset: int, column_names: list[str]) -> str:
-    """The error for a NaN/inf at ``nonfinite`` (as in :class:`BlockReport`) of block ``index``, whose first row is ``offset``."""
+    """The error for a NaN/inf at ``nonfinite`` (as in :class:`BlockReport`) of block ``index``.
+
+    The block's first row is ``offset``.
+    """
     name, row, column = nonfinite
     where = f"column {column_names[column]}" if name == "X" else "the label"
     return (f"{name} must contain only finite values (no NaN or inf); block {index} has one at row {offset + row} "

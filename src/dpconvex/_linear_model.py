@@ -17,6 +17,17 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._linear_model_dask import (
+    dask_clipped_targets,
+    dask_data,
+    dask_encoded_labels,
+    dask_features,
+    dask_label_set,
+    dask_largest_row_norm,
+    dask_real_targets,
+    dask_targets,
+    encode_labels,
+)
 from ._params import Instance, Interval, Options, validate_params
 from ._validation import check_frame, enforce_label_bound, enforce_norm_bound, input_leaks, is_dask_collection, make_rng
 from .constraints import Unconstrained
@@ -26,12 +37,10 @@ from .mechanisms import METHODS, REGISTRY
 from .mechanisms._keywords import require_backend
 from .mechanisms.private_mean import compose_with_mean, mean_epsilon, private_mean
 from .problem import Problem
-from ._linear_model_dask import (dask_clipped_targets, dask_data, dask_encoded_labels, dask_features, dask_label_set,
-                                 dask_largest_row_norm, dask_real_targets, dask_targets, encode_labels)
 
-__all__ = ["PRIVATE_MEAN", "DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS", "OPTIMISER_OPTIONS",
-           "FIXED_METHOD_L2", "COMMON_CONSTRAINTS", "CLASSES_RULES", "PrivateLinearModel", "PrivateClassifier",
-           "labels_from_scores"]
+__all__ = ["PRIVATE_MEAN", "DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS",
+           "OPTIMISER_OPTIONS", "FIXED_METHOD_L2", "COMMON_CONSTRAINTS", "CLASSES_RULES", "PrivateLinearModel",
+           "PrivateClassifier", "labels_from_scores"]
 
 #: Why ``data_norm="from_data"`` voids the certificate (its warning, and its note via ``without_guarantee``).
 DATA_NORM_FROM_DATA = (
@@ -126,7 +135,9 @@ class PrivateLinearModel(BaseEstimator):
         return np.asarray(X, dtype=float), np.asarray(y, dtype=float) if check.get("y_numeric") else y, leaks
 
     def _fit_private(self, X: np.ndarray, y: np.ndarray, loss: Loss, leaks: tuple[str, ...] = ()) -> None:
-        """Train ``loss`` on validated X, y; ``leaks`` name data-dependent choices the caller made (each voids the guarantee).
+        """Train ``loss`` on validated X, y.
+
+        ``leaks`` name data-dependent choices the caller made (each voids the guarantee).
 
         Sets ``coef_`` (shape (d,), or (K, d) for a K-class loss), ``intercept_`` (a float, or (K,)),
         ``l2_regularization_`` and ``privacy_report_``.
@@ -264,7 +275,10 @@ class PrivateClassifier(ClassifierMixin, PrivateLinearModel):
         return LABELS_FROM_DATA.format(labels=shown, declared=listed)
 
     def _declared_classes(self) -> np.ndarray:
-        """The declared ``classes``, sorted; ``ValueError`` naming the parameter unless two or more distinct sortable labels."""
+        """The declared ``classes``, sorted.
+
+        ``ValueError`` naming the parameter unless two or more distinct sortable labels.
+        """
         declared = np.asarray(self.classes)
         if declared.ndim == 1 and declared.dtype == object and any(label is None for label in declared):
             raise ValueError(f"The 'classes' parameter holds None; labels must be values of one sortable type "

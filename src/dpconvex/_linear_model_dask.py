@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["encode_labels", "array_with_lengths", "dask_features", "dask_targets", "dask_real_targets", "dask_label_set",
-           "dask_encoded_labels", "dask_largest_row_norm", "dask_clipped_targets", "dask_data"]
+__all__ = ["encode_labels", "array_with_lengths", "dask_features", "dask_targets", "dask_real_targets",
+           "dask_label_set", "dask_encoded_labels", "dask_largest_row_norm", "dask_clipped_targets", "dask_data"]
 
 
 def encode_labels(y: NDArray, classes: NDArray) -> NDArray[np.float64]:
@@ -105,7 +105,10 @@ def dask_real_targets(y) -> object:
 
 
 def _real_block(block: NDArray, block_info: dict | None = None) -> NDArray[np.float64]:
-    """One block of y as float64 (run on a worker); ``ValueError`` naming the block and row of an entry that is not a number."""
+    """One block of y as float64 (run on a worker).
+
+    ``ValueError`` naming the block and row of an entry that is not a number.
+    """
     try:
         return np.asarray(block, dtype=float)
     except (TypeError, ValueError):

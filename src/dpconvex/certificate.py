@@ -79,15 +79,15 @@ class PrivacyCertificate:
     record_profile: tuple[float, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
 
-    def with_notes(self, *notes: str) -> "PrivacyCertificate":
+    def with_notes(self, *notes: str) -> PrivacyCertificate:
         """A copy with extra notes; ε is unchanged (only :meth:`without_guarantee` changes it)."""
         return self._copy(notes=(*self.notes, *notes))
 
-    def with_details(self, **details: Any) -> "PrivacyCertificate":
+    def with_details(self, **details: Any) -> PrivacyCertificate:
         """A copy with extra ``details`` (JSON-ready values); ε is unchanged."""
         return self._copy(details={**self.details, **details})
 
-    def without_guarantee(self, reason: str) -> "PrivacyCertificate":
+    def without_guarantee(self, reason: str) -> PrivacyCertificate:
         """A copy that certifies nothing: ε = ``inf``, with the note ``"no differential-privacy guarantee: <reason>"``.
 
         The one way to void a certificate, used wherever a bound, scale, category set or label set
@@ -114,7 +114,7 @@ class PrivacyCertificate:
             notes=self.notes if note in self.notes else (*self.notes, note),
         )
 
-    def _copy(self, **changes: Any) -> "PrivacyCertificate":
+    def _copy(self, **changes: Any) -> PrivacyCertificate:
         """A deep copy (nothing shared with ``self``) with ``changes`` applied."""
         return PrivacyCertificate(**{**asdict(self), **changes})
 
@@ -137,7 +137,7 @@ class PrivacyCertificate:
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
-    def from_dict(cls, record: Mapping[str, Any]) -> "PrivacyCertificate":
+    def from_dict(cls, record: Mapping[str, Any]) -> PrivacyCertificate:
         """The certificate :meth:`to_dict` wrote: ``PrivacyCertificate.from_dict(c.to_dict()) == c``.
 
         Also reads the record back from JSON (``json.loads(c.to_json())``).  The strings ``"inf"`` and

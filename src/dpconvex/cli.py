@@ -131,7 +131,8 @@ def _add_account_output_perturbation(families: argparse._SubParsersAction) -> No
     p.add_argument("--step-size", type=_positive_float, required=True, help="initial step size eta_0")
     p.add_argument("--schedule", default="inverse-epoch", choices=["inverse-epoch", "constant"],
                    help="eta_0/s (restarting at each averaging when --averaging-interval is given) or constant")
-    p.add_argument("--averaging-interval", type=_positive_int, help="tau: average the last m*tau iterates every tau epochs")
+    p.add_argument("--averaging-interval", type=_positive_int,
+                   help="tau: average the last m*tau iterates every tau epochs")
     p.add_argument("--smoothness", type=_positive_float, required=True, help="L")
     p.add_argument("--strong-convexity", type=_positive_float, required=True, help="mu")
     p.add_argument("--gradient-bound", type=float, required=True, help="R: ||grad f|| <= R (difference <= 2R)")
@@ -152,7 +153,8 @@ def _run_account_output_perturbation(args: argparse.Namespace) -> dict:
     if args.schedule == "constant" and args.averaging_interval:
         raise ValueError("--averaging-interval goes with --schedule inverse-epoch (RSGD-AR's restarts).")
     rule = "constant" if args.schedule == "constant" else ("restart" if args.averaging_interval else "inverse-epoch")
-    schedule = sensitivity.make_schedule(args.n, args.batch_size, args.epochs, args.step_size, rule, args.averaging_interval)
+    schedule = sensitivity.make_schedule(args.n, args.batch_size, args.epochs, args.step_size, rule,
+                                         args.averaging_interval)
     permuted = sensitivity.OutputPerturbationEvent(
         schedule=schedule, smoothness=args.smoothness, strong_convexity=args.strong_convexity,
         gradient_difference=2.0 * args.gradient_bound, sigma=args.sigma or 1.0, permuted=True,
@@ -253,7 +255,8 @@ def _add_account_sco(families: argparse._SubParsersAction) -> None:
     p = families.add_parser("sco", help="noisy SGD with the fresh-sample rule (Arora, Marinov, Ullah, Alg. 1)")
     p.add_argument("--n", type=_positive_int, required=True, help="dataset size")
     p.add_argument("--lipschitz", type=_positive_float, required=True, help="L; replace-one sensitivity is 2L")
-    p.add_argument("--steps", type=_positive_int, help="tau_max for the reported composition numbers (default 2n, the trainer's cap)")
+    p.add_argument("--steps", type=_positive_int,
+                   help="tau_max for the reported composition numbers (default 2n, the trainer's cap)")
     p.add_argument("--sigma", type=_positive_float, required=True, help="noise: xi ~ N(0, sigma^2 I) on the gradient")
     p.add_argument("--delta", type=float, required=True)
     p.add_argument("--json", action="store_true")
@@ -270,7 +273,8 @@ def _run_account_sco(args: argparse.Namespace) -> dict:
     return {"epsilon": result.epsilon, "delta": result.delta, "bound": result.bound,
             "epsilon_paper": reported["paper"], "epsilon_dp_accounting": reported["dp-accounting"],
             "note": "epsilon is certified (single-use bound); epsilon_paper and epsilon_dp_accounting are the "
-                    "composition numbers, reported only: their per-step argument ignores the hidden set of seen records",
+                    "composition numbers, reported only: their per-step argument ignores the hidden set of "
+                    "seen records",
             "steps": steps, "sensitivity": 2.0 * args.lipschitz, "theorem": result.theorem}
 
 

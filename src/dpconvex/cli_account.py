@@ -32,7 +32,8 @@ def add_account_noisy_sgd(families: argparse._SubParsersAction) -> None:
     p.add_argument("--step-size", type=_positive_float, required=True, help="eta")
     level = p.add_mutually_exclusive_group(required=True)
     level.add_argument("--sigma", type=_positive_float, help="sd of the Gaussian noise on the per-example gradient SUM")
-    level.add_argument("--target-epsilon", type=_positive_float, help="with --delta: calibrate sigma (never overshooting)")
+    level.add_argument("--target-epsilon", type=_positive_float,
+                       help="with --delta: calibrate sigma (never overshooting)")
     p.add_argument("--lipschitz", type=_positive_float, required=True,
                    help="L: per-example gradient norm bound (clip norm); sensitivity 2L")
     p.add_argument("--smoothness", type=float, default=float("inf"), help="M of every step objective")
@@ -85,7 +86,10 @@ def _run_account_noisy_sgd(args: argparse.Namespace) -> dict:
 
 
 def _comparison(event: NoisySGDEvent, *, delta: float | None = None, order: float | None = None) -> dict:
-    """``{"comparison": ...}`` for shuffled runs (Ye & Shokri's ε, or RDP at ``order``, and why not certified); else {}."""
+    """``{"comparison": ...}`` for shuffled runs; else {}.
+
+    The comparison is Ye & Shokri's ε, or RDP at ``order``, and why it is not certified.
+    """
     from .accounting import ye_shokri
     from .accounting.rdp import DEFAULT_ORDERS
 

@@ -51,7 +51,10 @@ def _run_audit(args: argparse.Namespace) -> dict:
 
 
 def add_soundness(sub: argparse._SubParsersAction) -> None:
-    """Register ``dpconvex soundness`` (the adversarial search of :mod:`dpconvex.audit.soundness`, imported by the handler)."""
+    """Register ``dpconvex soundness``.
+
+    The adversarial search of :mod:`dpconvex.audit.soundness`, imported by the handler.
+    """
     from .cli import _positive_int
     from .cli_choices import METHODS
 

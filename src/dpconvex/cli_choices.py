@@ -39,8 +39,8 @@ REPRODUCTION_METHODS: tuple[str, ...] = ("pnsgd", "sco_noisy_sgd")
 #: The keys of :data:`dpconvex.audit.AUDITS`: the registered audit targets.
 AUDIT_TARGETS: tuple[str, ...] = ("noisy-gd", "noisy-gd-logistic", "nsgd", "rsgd-ar", "outpert-gd", "noisy-sgd",
                                   "noisy-sgd-poisson", "noisy-sgd-bounded", "pnsgd", "pnsgd-random-stop",
-                                  "sco-noisy-sgd", "auto", "auto-hinge", "private-mean", "auto-ridge", "auto-multinomial",
-                                  "auto-one-vs-rest",
+                                  "sco-noisy-sgd", "auto", "auto-hinge", "private-mean", "auto-ridge",
+                                  "auto-multinomial", "auto-one-vs-rest",
                                   "selection", "selection-geometric")
 
 #: The keys of :data:`dpconvex.experiments.bench.TASKS`.

@@ -47,7 +47,8 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     """Register ``dpconvex bench adult|breast_cancer|wine|digits|scale|planning|panel``."""
     from .cli import _positive_float, _positive_int
 
-    p = sub.add_parser("bench", help="head-to-head benchmark (and, for adult, time vs n), written to docs/BENCHMARKS.md")
+    p = sub.add_parser("bench",
+                       help="head-to-head benchmark (and, for adult, time vs n), written to docs/BENCHMARKS.md")
     p.add_argument("dataset", choices=["adult", *BENCH_DATASETS, "scale", "planning", "panel"],
                    help="UCI Adult (every method, peers, timings), a data set bundled with scikit-learn (the "
                         "defaults against non-private, majority and the peers that apply; 20 repeats of 5-fold CV), "
@@ -129,7 +130,8 @@ def _run_bench(args: argparse.Namespace) -> dict:
     if args.dataset == "planning":
         from .experiments.bench_planning import EPSILONS, run_planning
 
-        given = [f"--{name.replace('_', '-')}" for name, default in {**_ADULT_ONLY, "quick": False, "task": "all"}.items()
+        given = [f"--{name.replace('_', '-')}"
+                 for name, default in {**_ADULT_ONLY, "quick": False, "task": "all"}.items()
                  if getattr(args, name) != default]
         if given:
             raise ValueError(f"{', '.join(given)}: not options of 'bench planning' (it takes --epsilons, --repeats, "

@@ -133,7 +133,8 @@ def train_parquet(args: argparse.Namespace, model_class: type) -> dict:
     ----------
     args : argparse.Namespace
         The ``train`` options (``parquet``, ``scheduler``, ``target``, ``schema``, ``positive``,
-        ``epsilon``, ``delta``, ``method``, ``iterations``, ``epochs``, ``seed``, ``model``, ``json``); ``--test-size`` other
+        ``epsilon``, ``delta``, ``method``, ``iterations``, ``epochs``, ``seed``, ``model``, ``json``);
+        ``--test-size`` other
         than its default is refused (no held-out split of a Parquet directory; the default, given
         explicitly, cannot be told apart from its absence).
     model_class : type

@@ -195,7 +195,8 @@ def _train_split(args: argparse.Namespace, model_class: type, regression: bool) 
     else:
         payload.update(classes=[str(label) for label in split.classes], n_classes=len(split.classes))
     payload.update({
-        "n_train": int(split.X_train.shape[0]), "n_test": int(split.X_test.shape[0]), name: score if score == score else None,
+        "n_train": int(split.X_train.shape[0]), "n_test": int(split.X_test.shape[0]),
+        name: score if score == score else None,
         "epsilon": record["epsilon"], "delta": record["delta"], "theorem": certificate.theorem, "certificate": record,
     })
     if args.out is not None:

@@ -230,7 +230,8 @@ class DaskData:
         client = _client(client)
         if persist is None:
             persist = fits_in_cluster_memory(client, 8 * X.shape[0] * (X.shape[1] + 3))
-        names = [str(column) for column in range(X.shape[1])] if column_names is None else [repr(c) for c in column_names]
+        names = ([str(column) for column in range(X.shape[1])] if column_names is None
+                 else [repr(c) for c in column_names])
         if len(names) != X.shape[1]:
             raise ValueError(f"column_names must name the {X.shape[1]} columns of X; got {len(names)} names.")
         return cls._build(pieces, names, data_norm, label_bound, strict, client, persist, constant_column, loss)
@@ -321,7 +322,8 @@ class DaskData:
         order = np.asarray(order)
         if (order.shape != (self.n,) or not np.issubdtype(order.dtype, np.integer)
                 or not np.array_equal(np.sort(order), np.arange(self.n))):
-            raise ValueError(f"order must be a permutation of 0..{self.n - 1} (an integer array of length n = {self.n}).")
+            raise ValueError(f"order must be a permutation of 0..{self.n - 1} "
+                             f"(an integer array of length n = {self.n}).")
         return type(self)(self.client, self._futures, self._offsets, self._fingerprints, self.n_features,
                           norm_bound=self.norm_bound, label_bound=self.label_bound, strict=self.strict,
                           order=order.astype(np.int64))
@@ -499,7 +501,8 @@ def _client(client: distributed.Client | None) -> distributed.Client:
         return distributed.get_client()
     except ValueError as error:
         raise ValueError("no Dask client: pass client=, or start one first, e.g. distributed.Client() for a "
-                         "LocalCluster or distributed.Client('tcp://scheduler:8786') for an existing cluster.") from error
+                         "LocalCluster or distributed.Client('tcp://scheduler:8786') for an existing "
+                         "cluster.") from error
 
 
 def _check_bounds(data_norm: float, label_bound: float | None) -> None:

@@ -252,6 +252,7 @@ def to_dp_event(release: PrivacyCertificate | PrivacyCurve, neighboring_relation
                              "account it with dp-accounting's PLDAccountant.")
         step = dpa.PoissonSampledDpEvent(curve.rate, dpa.GaussianDpEvent(curve.noise_multiplier))
         return step if curve.steps == 1 else dpa.SelfComposedDpEvent(step, curve.steps)
-    raise ValueError(f"this release is certified by an (epsilon, delta) pair only ({curve.epsilon!r}, {curve.delta!r}): "
+    raise ValueError(f"this release is certified by an (epsilon, delta) pair only "
+                     f"({curve.epsilon!r}, {curve.delta!r}): "
                      "dp-accounting has no event for a bare pair; compose it by basic composition "
                      "(dpconvex.ledger.PrivacyLedger).")

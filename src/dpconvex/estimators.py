@@ -21,7 +21,7 @@ from sklearn.base import RegressorMixin
 from ._linear_model import CLASSES_RULES, COMMON_CONSTRAINTS, PRIVATE_MEAN, PrivateClassifier, PrivateLinearModel
 from ._params import Interval, Options
 from .constraints import L2Ball, Unconstrained
-from .losses import AbsoluteErrorLoss, HingeLoss, HuberizedHingeLoss, Loss, LogisticLoss, SquaredLoss
+from .losses import AbsoluteErrorLoss, HingeLoss, HuberizedHingeLoss, LogisticLoss, Loss, SquaredLoss
 from .losses_multiclass import MultinomialLogisticLoss, OneVsRestLoss
 
 __all__ = ["PrivateLogisticRegression", "PrivateHuberSVC", "PrivateRidge", "PrivateLinearSVC", "PrivateLADRegressor"]
@@ -44,7 +44,8 @@ class PrivateLogisticRegression(PrivateClassifier):
         λ > 0 in f = mean loss + (λ/2)‖w‖².  ``"auto"``: with ``method="auto"``, chosen from public
         quantities by the rule of :mod:`dpconvex.mechanisms.auto`; with any other method, 1e-3 (the
         value fixed in Chen, Lee, Kifer 2019 §5.1).  The value used is ``l2_regularization_``.
-    method : {"auto", "noisy_gd", "noisy_sgd", "rsgd_ar", "nsgd", "outpert_gd", "pnsgd", "sco_noisy_sgd"}, default="auto"
+    method : {"auto", "noisy_gd", "noisy_sgd", "rsgd_ar", "nsgd", "outpert_gd", "pnsgd", "sco_noisy_sgd"}, \
+default="auto"
         The private trainer (see :data:`dpconvex.mechanisms.MECHANISMS`).  ``"auto"`` (the default):
         noisy SGD with Poisson batches, tail averaging and a composition (PLD) certificate, its batch
         size, number of steps and λ chosen by a stated utility bound from n, d, (ε, δ) and the declared
@@ -71,8 +72,8 @@ class PrivateLogisticRegression(PrivateClassifier):
     epochs : int or "auto", default="auto"
         Passes over the data for the output-perturbation methods (see
         :func:`dpconvex.mechanisms.output_perturbation_sgd`) and noisy_sgd (``"auto"``: the run length
-        balancing averaged SGD's error terms, :func:`dpconvex.mechanisms.noisy_sgd.default_epochs`).  Each method reads only its own
-        options; setting another method's option raises ``ValueError``.
+        balancing averaged SGD's error terms, :func:`dpconvex.mechanisms.noisy_sgd.default_epochs`).
+        Each method reads only its own options; setting another method's option raises ``ValueError``.
     fit_intercept : bool, default=False
         Learn an intercept, as a constant feature equal to ``data_norm``; the certificate then uses
         the augmented norm bound √2·data_norm, which doubles the noise variance.  Off by default:

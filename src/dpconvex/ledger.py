@@ -281,7 +281,8 @@ class PrivacyLedger:
         """(what the sequence spends, the limit) under ``rule``: Σμ² / Σ r(α_B) as ε / Σε (and Σδ)."""
         epsilon_b, delta_b = self.budget
         kinds = {"gdp": ("gdp",), "renyi": ("gdp", "zcdp", "poisson")}.get(rule)
-        wrong = [c.kind for c in curves if (kinds is not None and c.kind not in kinds) or (kinds is None and not c.has_pair)]
+        wrong = [c.kind for c in curves
+                 if (kinds is not None and c.kind not in kinds) or (kinds is None and not c.has_pair)]
         if wrong:
             fix = "filter='basic' (anything with a pair)" + ("" if rule == "renyi" else " or filter='renyi' "
                                                               "(GDP, zCDP, Poisson)")

@@ -278,7 +278,8 @@ class SquaredLoss(Loss):
         return float(label_bound) * data_norm
 
     def constants(self, data_norm, l2_regularization, constraint, label_bound=None) -> LossConstants:
-        if label_bound is None or not (np.isfinite(label_bound) and label_bound >= 0) or not np.isfinite(constraint.radius):
+        if (label_bound is None or not (np.isfinite(label_bound) and label_bound >= 0)
+                or not np.isfinite(constraint.radius)):
             raise ValueError(
                 "the squared loss has unbounded gradients: it needs a finite label_bound and a "
                 "bounded constraint set (radius < inf)."

@@ -102,7 +102,7 @@ from numpy.typing import NDArray
 from scipy.special import log_softmax, softmax
 
 from .constraints import Constraint
-from .losses import LossConstants, Loss, _MarginLoss, _regularized_lipschitz, _row_norms, clip_scale
+from .losses import Loss, LossConstants, _MarginLoss, _regularized_lipschitz, _row_norms, clip_scale
 
 __all__ = ["MultinomialLogisticLoss", "OneVsRestLoss"]
 

@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from .certificate import PrivacyCertificate
 from ._linear_model import labels_from_scores
+from .certificate import PrivacyCertificate
 from .datasets.tabular import TabularSchema
 from .model_file_checks import FORMAT, FORMAT_VERSION, checked_fields
 
@@ -50,7 +50,8 @@ class SavedModel:
     format : str
         ``"dpconvex-model"``.
     format_version : int
-        The version of the file format (:data:`~dpconvex.model_file_checks.FORMAT_VERSION` when written by this dpconvex).
+        The version of the file format (:data:`~dpconvex.model_file_checks.FORMAT_VERSION` when written by
+        this dpconvex).
     dpconvex_version : str
         The version of dpconvex that wrote the file.
     estimator : str

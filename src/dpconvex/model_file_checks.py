@@ -55,7 +55,8 @@ def checked_fields(record: Any) -> dict[str, Any]:
     coef, intercept, classes = _parameters(record)
     if classifier != (classes is not None):
         raise ValueError(f"\"estimator\" {record['estimator']!r} is a {'classifier' if classifier else 'regressor'}, "
-                         f"so \"classes\" must be {'its label set' if classifier else 'null'}; got {record['classes']!r}.")
+                         f"so \"classes\" must be {'its label set' if classifier else 'null'}; "
+                         f"got {record['classes']!r}.")
     n_features = record["n_features_in"]
     if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features != coef.shape[-1]:
         raise ValueError(f"\"n_features_in\" must be the number of columns of \"coef\", {coef.shape[-1]}; "

@@ -61,9 +61,18 @@ from .certificate import PrivacyCertificate
 from .estimators import PrivateHuberSVC, PrivateLogisticRegression, PrivateRidge
 from .exceptions import PrivacyLeakWarning
 from .losses import row_norms
+from .private_selection import (
+    RUNS_DISTRIBUTIONS,
+    SCORINGS,
+    base_mu,
+    best_of_random_runs,
+    calibrate_per_run_mu,
+    repetition_law,
+    score_noise_sd,
+    selection_certificate,
+    validation_run,
+)
 from .selection_runs import CandidateRuns
-from .private_selection import (RUNS_DISTRIBUTIONS, SCORINGS, base_mu, best_of_random_runs, calibrate_per_run_mu,
-                                repetition_law, score_noise_sd, selection_certificate, validation_run)
 
 __all__ = ["PrivateLogisticRegressionCV", "PrivateHuberSVCCV", "PrivateRidgeCV", "PrivateSelectionCV",
            "CLASSIFIER_GRID", "RIDGE_GRID", "MAX_EXPECTED_RUNS"]

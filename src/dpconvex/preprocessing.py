@@ -282,6 +282,7 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
         return tags
 
 
-def _encode_partition(partition: pd.DataFrame, schema: TabularSchema, row_norm: float, names: list[str]) -> pd.DataFrame:
+def _encode_partition(partition: pd.DataFrame, schema: TabularSchema, row_norm: float,
+                      names: list[str]) -> pd.DataFrame:
     """One partition of a dask DataFrame, encoded (:func:`encode`) as a DataFrame of the output columns."""
     return pd.DataFrame(encode(partition, schema, row_norm), columns=names, index=partition.index)

@@ -24,8 +24,7 @@ Comparison numbers, never certificates
     :mod:`.ye_shokri` (Ye & Shokri 2022 shuffle-and-partition RDP, from the authors' code).
 """
 
-from . import gdp, langevin, noisy_gd, rdp
-from . import hockey_stick, hyperparameter_tuning, private_sco
+from . import gdp, hockey_stick, hyperparameter_tuning, langevin, noisy_gd, private_sco, rdp
 from .best_of import PrivacyAccount
 from .noisy_gd import BOUNDS, NoisyGDEvent, account, best_rdp, calibrate_sigma, rdp_curve
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp

@@ -136,6 +136,8 @@ def _search(fn: Callable[[float], float], target: float, start: float, *, rtol: 
     lo = hi = None
     cap, last_step, last_model, stall, back = math.log(2.0), 0.0, math.inf, 0, 0  # pre-bracket steps (module note)
     widths: list[float] = []  # bracket widths since the last bisection
+    kind: str | None
+    last: str | None
     kind, clamped = None, False  # the last bracketed step's kind, and whether it was clamped
     while True:
         f = excess(x)

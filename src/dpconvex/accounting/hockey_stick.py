@@ -37,15 +37,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import erfcx, log_ndtr
 
 from ._checks import check_delta, check_nonnegative, check_positive, check_positive_array
+from .best_of import PrivacyAccount
 from .calibration import smallest_epsilon, smallest_noise
 from .gdp import gd_contraction, gdp_delta, gdp_mu
-from .best_of import PrivacyAccount
 from .rounding import largest_rounding_within, round_up
 
 __all__ = [
@@ -253,7 +254,8 @@ def pnsgd_gaussian_delta(
     Vectorised over ε; the power is taken in log space.
     """
     _check_n_record(n, record)
-    first, contraction = _log_factors(epsilon, n, lipschitz, smoothness, strong_convexity, step_size, diameter, sigma, None)
+    first, contraction = _log_factors(epsilon, n, lipschitz, smoothness, strong_convexity, step_size, diameter,
+                                      sigma, None)
     return _record_delta(first, contraction, n - record)
 
 
@@ -291,7 +293,8 @@ def pnsgd_random_stop_delta(
     The sum is (1 − θ_c^n)/(1 − θ_c) = −expm1(n log θ_c)/−expm1(log θ_c) (θ_c < 1 for finite
     arguments).  This is the worst record of :func:`pnsgd_profile` with ``random_stop=True``.
     """
-    first, contraction = _log_factors(epsilon, n, lipschitz, smoothness, strong_convexity, step_size, diameter, sigma, scale)
+    first, contraction = _log_factors(epsilon, n, lipschitz, smoothness, strong_convexity, step_size, diameter,
+                                      sigma, scale)
     return np.minimum(np.exp(first) * _geometric_sum(contraction, n) / n, 1.0)
 
 
@@ -308,7 +311,8 @@ def pnsgd_profile(
     output is x_T, T ~ Unif{1..n}, and record t gets (θ₁/n)·Σ_{j=0}^{n−t} θ_c^j (the derivation of
     :func:`pnsgd_random_stop_delta` for a general t: the laws of x_k, k < t, coincide), worst at t = 1.
     """
-    first, contraction = _log_factors(epsilon, n, lipschitz, smoothness, strong_convexity, step_size, diameter, sigma, scale)
+    first, contraction = _log_factors(epsilon, n, lipschitz, smoothness, strong_convexity, step_size, diameter,
+                                      sigma, scale)
     steps_after = n - np.arange(1, n + 1)
     if random_stop:
         geometric = _geometric_sum(contraction[..., None], steps_after + 1)
@@ -342,18 +346,19 @@ def calibrate_pnsgd_noise(
     check_delta(delta)
     if noise not in ("gaussian", "laplace"):
         raise ValueError(f"noise must be 'gaussian' or 'laplace'; got {noise!r}.")
-    common = dict(n=n, lipschitz=lipschitz, smoothness=smoothness, strong_convexity=strong_convexity,
-                  step_size=step_size, diameter=diameter)
+    common: dict[str, Any] = dict(n=n, lipschitz=lipschitz, smoothness=smoothness, strong_convexity=strong_convexity,
+                                  step_size=step_size, diameter=diameter)
     key = "sigma" if noise == "gaussian" else "scale"
 
     check_nonnegative(epsilon, "epsilon")
     aim = largest_rounding_within(float(epsilon))
 
     def worst(level: float) -> float:
+        noise_level: dict[str, Any] = {key: level}
         if random_stop:
-            return float(pnsgd_random_stop_delta(aim, **common, **{key: level}))
+            return float(pnsgd_random_stop_delta(aim, **common, **noise_level))
         fn = pnsgd_gaussian_delta if noise == "gaussian" else pnsgd_laplace_delta
-        return float(fn(aim, **common, record=n, **{key: level}))
+        return float(fn(aim, **common, record=n, **noise_level))
 
     if lipschitz == 0.0:
         raise ValueError("lipschitz must be > 0 to calibrate noise (L = 0 needs no noise).")
@@ -433,7 +438,8 @@ class PNSGDEvent:
         if (self.sigma is None) == (self.scale is None):
             raise ValueError("give exactly one of sigma (Gaussian noise) and scale (Laplace noise); got "
                              f"sigma={self.sigma!r}, scale={self.scale!r}.")
-        check_positive(self.scale if self.sigma is None else self.sigma, "scale" if self.sigma is None else "sigma")
+        check_positive(cast(float, self.scale if self.sigma is None else self.sigma),
+                       "scale" if self.sigma is None else "sigma")
         if not isinstance(self.random_stop, bool):
             raise ValueError(f"random_stop must be a bool; got {self.random_stop!r}.")
         if self.random_stop and self.record is not None:
@@ -452,18 +458,18 @@ def account_pnsgd(event: PNSGDEvent, delta: float) -> PrivacyAccount:
     """
     delta = check_delta(delta)
     e = event
-    common = dict(n=e.n, lipschitz=e.lipschitz, smoothness=e.smoothness, strong_convexity=e.strong_convexity,
-                  step_size=e.step_size, diameter=e.diameter)
+    common: dict[str, Any] = dict(n=e.n, lipschitz=e.lipschitz, smoothness=e.smoothness,
+                                  strong_convexity=e.strong_convexity, step_size=e.step_size, diameter=e.diameter)
     if e.random_stop:
         fn = lambda x: float(pnsgd_random_stop_delta(x, **common, sigma=e.sigma, scale=e.scale))
         theorem = RANDOM_STOP_THEOREM
     else:
         t = e.n if e.record is None else e.record
         if e.scale is None:
-            fn = lambda x: float(pnsgd_gaussian_delta(x, **common, record=t, sigma=e.sigma))
+            fn = lambda x: float(pnsgd_gaussian_delta(x, **common, record=t, sigma=cast(float, e.sigma)))
             theorem = NOISES["gaussian"][1]
         else:
-            fn = lambda x: float(pnsgd_laplace_delta(x, **common, record=t, scale=e.scale))
+            fn = lambda x: float(pnsgd_laplace_delta(x, **common, record=t, scale=cast(float, e.scale)))
             theorem = NOISES["laplace"][1]
     eps = round_up(epsilon_for_delta(fn, delta))
     return PrivacyAccount(

@@ -61,6 +61,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -256,7 +257,7 @@ class TuningEvent:
             return gdp.gdp_delta(epsilon, self.base_mu)
         from dp_accounting.rdp.rdp_privacy_accountant import compute_delta  # here: the package loads in ~1 s
 
-        orders, rdp = list(self.base_orders), list(self.base_rdp)
+        orders, rdp = list(cast(tuple, self.base_orders)), list(cast(tuple, self.base_rdp))
         return np.array([compute_delta(orders, rdp, float(e))[0] for e in np.atleast_1d(epsilon)])
 
 
@@ -281,7 +282,7 @@ def _hat_term(event: TuningEvent, log_inverse_gamma: float) -> float:
 
 def _tnb_rdp(orders: NDArray[np.float64], event: TuningEvent) -> NDArray[np.float64]:
     """Thm 2 at every order, then the monotone envelope."""
-    law = event.law
+    law = cast(TruncatedNegativeBinomial, event.law)
     constant = (1.0 + law.shape) * _hat_term(event, -math.log(law.gamma))
     return _monotone(orders, event.base_curve(orders) + constant + math.log(law.mean) / (orders - 1.0))
 

@@ -149,7 +149,8 @@ class NoisyGDEvent:
                 f"strong_convexity={self.strong_convexity!r}, smoothness={self.smoothness!r}."
             )
         if self.diameter is not None and not self.constrained:
-            raise ValueError(f"diameter={self.diameter!r} describes the set C of the projection: it needs constrained=True.")
+            raise ValueError(f"diameter={self.diameter!r} describes the set C of the projection: "
+                             "it needs constrained=True.")
 
 
 def _unmet_corollary1(e: NoisyGDEvent) -> list[str]:
@@ -187,8 +188,8 @@ def _unmet_shifted(e: NoisyGDEvent) -> list[str]:
     unmet = [] if e.last_iterate_only else ["only the last iterate θ_K released"]
     c = gdp.gd_contraction(e.step_size, e.strong_convexity, e.smoothness)
     if not (e.step_size * e.smoothness <= 2.0 and c <= 1.0):
-        unmet.append(f"step_size <= 2/smoothness (= {2.0 / e.smoothness if e.smoothness else np.inf:.6g}), i.e. contraction "
-                     "c = max(|1 − ηλ|, |1 − ηβ|) <= 1")
+        unmet.append(f"step_size <= 2/smoothness (= {2.0 / e.smoothness if e.smoothness else np.inf:.6g}), "
+                     "i.e. contraction c = max(|1 − ηλ|, |1 − ηβ|) <= 1")
     return unmet
 
 
@@ -245,14 +246,15 @@ BOUNDS: dict[str, Bound] = {
             "Chourasia, Ye, Shokri 2021 (arXiv:2102.05855), Thm 2",
             _HIDDEN + ("tracing diffusions satisfy c-LSI (asserted by the caller)",),
             lambda e: [] if e.lsi_constant is not None else ["an asserted lsi_constant"],
-            lambda o, e: langevin.theorem2_rdp(o, *_args(e), e.lsi_constant),
+            # mypy counts the untyped *_args(e) as filling every parameter (hence the ignores)
+            lambda o, e: langevin.theorem2_rdp(o, *_args(e), e.lsi_constant),  # type: ignore[call-arg]
         ),
         Bound(
             "corollary1",
             "Chourasia, Ye, Shokri 2021 (arXiv:2102.05855), Cor. 1",
             _HIDDEN + ("λ-strongly convex, β-smooth loss", "η < 1/β", "θ₀ ~ Π_C(N(0, 2σ²/λ I))"),
             _unmet_corollary1,
-            lambda o, e: langevin.corollary1_rdp(o, *_args(e), e.strong_convexity),
+            lambda o, e: langevin.corollary1_rdp(o, *_args(e), e.strong_convexity),  # type: ignore[call-arg]
         ),
         Bound(
             "corollary2",
@@ -316,7 +318,8 @@ def best_rdp(event: NoisyGDEvent, orders: ArrayLike = DEFAULT_ORDERS) -> tuple[N
     return curves[winner, np.arange(curves.shape[1])], np.asarray(names, dtype=object)[winner]
 
 
-def _epsilon_of(event: NoisyGDEvent, name: str, delta: float, conversion: str, orders: ArrayLike) -> tuple[float, float | None]:
+def _epsilon_of(event: NoisyGDEvent, name: str, delta: float, conversion: str,
+                orders: ArrayLike) -> tuple[float, float | None]:
     bound = BOUNDS[name]
     if bound.gdp_mu is not None:
         # μ-GDP: the exact δ(ε) (Dong, Roth, Su 2019, Cor. 2.13) beats any RDP conversion.
@@ -392,6 +395,6 @@ def _calibrate(event: NoisyGDEvent, epsilon: float, delta: float, bound: str, or
         return account(dataclasses.replace(event, sigma=sigma), delta, bound=bound, orders=orders).epsilon
 
     unit = dataclasses.replace(event, sigma=1.0)
-    mus = [BOUNDS[name].gdp_mu(unit) for name in names if BOUNDS[name].gdp_mu is not None]
+    mus = [mu_of(unit) for name in names if (mu_of := BOUNDS[name].gdp_mu) is not None]
     start = min(mus) / gdp.gdp_mu(epsilon, delta) if mus else 1.0
     return smallest_noise(eps_at, epsilon, start, rtol=rtol, tolerance="noise", floor=1e-300, ceiling=1e12)

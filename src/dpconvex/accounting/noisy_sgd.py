@@ -103,11 +103,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import best_of, calibration, gdp
-from ._checks import check_delta, check_epsilon, check_open_unit
+from . import best_of, calibration, gdp, poisson_pld
 from . import noisy_sgd_bounds as nb
-from . import poisson_pld
 from . import shifted_interpolation as si
+from ._checks import check_delta, check_epsilon, check_open_unit
 from .noisy_gd import EVERY_ITERATE, HIDDEN_STATE
 from .rounding import round_up
 
@@ -415,13 +414,15 @@ def epsilon_of(event: NoisySGDEvent, bound: str, delta: float) -> float:
     """ε at ``delta`` of one named bound (exact δ(ε) of GDP, Dong, Roth, Su 2019, Cor. 2.13)."""
     b = _REGISTRY.require(event, bound)
     delta = check_delta(delta)
-    return gdp.gdp_epsilon(delta, b.mu(event)) if b.mu is not None else b.epsilon(event, delta)
+    # an SGDBound has mu, or epsilon and delta (mypy cannot see that invariant)
+    return gdp.gdp_epsilon(delta, b.mu(event)) if b.mu is not None else b.epsilon(event, delta)  # type: ignore[misc]
 
 
 def delta_of(event: NoisySGDEvent, bound: str, epsilon: float) -> float:
     """δ at ``epsilon`` of one named bound (an upper bound on the hockey-stick divergence)."""
     b = _REGISTRY.require(event, bound)
-    return float(gdp.gdp_delta(epsilon, b.mu(event))) if b.mu is not None else b.delta(event, epsilon)
+    # an SGDBound has mu, or epsilon and delta (mypy cannot see that invariant)
+    return float(gdp.gdp_delta(epsilon, b.mu(event))) if b.mu is not None else b.delta(event, epsilon)  # type: ignore[misc]
 
 
 def account(event: NoisySGDEvent, delta: float, *, bound: str = "best") -> best_of.PrivacyAccount:

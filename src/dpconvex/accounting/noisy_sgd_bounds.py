@@ -107,7 +107,8 @@ def exact_quadratic_cyclic_factor(contraction_signed: float, batches: int, epoch
     """Exact worst-position ratio for the loss ½‖θ − x‖² (plus a ridge term) with cyclic batches.
 
     Derivation: with equal batches of size b, F_B(θ) = (1/b)Σ_{i∈B} ½‖θ − x_i‖² + (λ/2)‖θ‖² has
-    curvature m = M = 1 + λ, and the update is linear, θ_{k+1} = a θ_k + (η/b)Σ_{B_k} x_i + noise, with a = 1 − ηm (signed).
+    curvature m = M = 1 + λ, and the update is linear, θ_{k+1} = a θ_k + (η/b)Σ_{B_k} x_i + noise,
+    with a = 1 − ηm (signed).
     Both neighbours' outputs are Gaussian with covariance (ησ/b)² Σ_{i<T} a^{2i} I (T = lE) and
     means differing by (η/b)(x_z − x'_z)·Σ_{k<E} a^{(l−j)+lk} for the record in batch j; the worst
     batch is j = l when |a| ≤ 1 (required: c < 1).  Hence μ = (S_g/σ)·|Σ_{k<E} a^{lk}| /

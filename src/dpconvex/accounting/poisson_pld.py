@@ -8,7 +8,8 @@ The same dominating pair, discretisation and composition as::
 in dp-accounting (which its ``PLDAccountant`` composes for a ``PoissonSampledDpEvent``), computed
 in a few NumPy operations instead of a Python call per grid point: a calibration evaluates it 1–5
 times per fit, and with dp-accounting's loops that cost more than training (about 4× faster per
-evaluation on UCI Adult-sized runs: 61 → 15 ms at q = 0.0039, z = 1.2, T = 768, Δ = 1e-3).  Pure: imports nothing of ours.
+evaluation on UCI Adult-sized runs: 61 → 15 ms at q = 0.0039, z = 1.2, T = 768, Δ = 1e-3).
+Pure: imports nothing of ours.
 
 Sources and derivation note.
 
@@ -58,8 +59,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import fft, special
 
-__all__ = ["replace_one_inverse_privacy_loss", "single_step_probabilities", "bounded_discretization", "roundoff_allowance",
-           "poisson_pld"]
+__all__ = ["replace_one_inverse_privacy_loss", "single_step_probabilities", "bounded_discretization",
+           "roundoff_allowance", "poisson_pld"]
 
 #: Orders of dp-accounting's Chernoff truncation bounds, in units of 1/(grid length).
 _CHERNOFF_ORDERS = np.concatenate((np.arange(-20, 0), np.arange(1, 21))).astype(float)
@@ -96,11 +97,13 @@ def _privacy_loss(rate: float, noise_multiplier: float):
     from dp_accounting.pld import privacy_loss_mechanism  # imported here: ~1 s, only the PLD paths need it
 
     return privacy_loss_mechanism.GaussianPrivacyLoss(
-        noise_multiplier, sensitivity=1.0, sampling_prob=rate, adjacency_type=privacy_loss_mechanism.AdjacencyType.REPLACE)
+        noise_multiplier, sensitivity=1.0, sampling_prob=rate,
+        adjacency_type=privacy_loss_mechanism.AdjacencyType.REPLACE)
 
 
 @lru_cache(maxsize=64)
-def single_step_probabilities(rate: float, noise_multiplier: float, discretization: float) -> tuple[int, np.ndarray, float]:
+def single_step_probabilities(rate: float, noise_multiplier: float,
+                              discretization: float) -> tuple[int, np.ndarray, float]:
     """One step's pessimistic connect-the-dots PMF: (index of the first grid loss, probabilities, mass at +∞)."""
     loss = _privacy_loss(rate, noise_multiplier)
     bounds = loss.connect_dots_bounds()

@@ -76,9 +76,9 @@ from functools import lru_cache
 import numpy as np
 
 from ._checks import check_delta, check_epsilon
+from .best_of import PrivacyAccount
 from .calibration import smallest_noise
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
-from .best_of import PrivacyAccount
 from .rounding import round_up
 
 __all__ = [
@@ -163,7 +163,8 @@ def theorem6_guarantee(epsilon: float, delta: float, delta_prime: float, n: int)
     """(4ε(√log(1/δ') + 2), δ + δ' + 2e^{−n/16}) of Arora et al. Thm 6 (needs n ≥ 16, ε ≤ 1/(2√n))."""
     if n < 16 or not 0 < epsilon <= 1.0 / (2.0 * math.sqrt(n)):
         raise ValueError(f"Theorem 6 needs n >= 16 and 0 < epsilon <= 1/(2 sqrt(n)); got n={n}, epsilon={epsilon}.")
-    return 4.0 * epsilon * (math.sqrt(math.log(1.0 / delta_prime)) + 2.0), delta + delta_prime + 2.0 * math.exp(-n / 16.0)
+    return (4.0 * epsilon * (math.sqrt(math.log(1.0 / delta_prime)) + 2.0),
+            delta + delta_prime + 2.0 * math.exp(-n / 16.0))
 
 
 def paper_epsilon(event: SCOEvent, delta: float, splits: int = 99) -> float:

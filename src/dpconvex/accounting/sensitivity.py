@@ -55,7 +55,8 @@ from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
 from .rounding import round_up_array
 
 __all__ = [
-    "SGDSchedule", "STEP_RULES", "make_schedule", "sensitivity_vector", "worst_case_rdp", "mixture_rdp", "proposition2_sensitivity", "rdp_curves",
+    "SGDSchedule", "STEP_RULES", "make_schedule", "sensitivity_vector", "worst_case_rdp", "mixture_rdp",
+    "proposition2_sensitivity", "rdp_curves",
     "outpert_gd_sensitivity", "OutputPerturbationEvent", "account_output_perturbation", "calibrate_output_sigma",
 ]
 
@@ -163,7 +164,8 @@ def make_schedule(
     if step_rule not in STEP_RULES:
         raise ValueError(f"step_rule must be one of {STEP_RULES}; got {step_rule!r}.")
     if step_rule == "restart" and not (averaging_interval and averaging_interval >= 1):
-        raise ValueError(f"averaging_interval must be an integer >= 1 with step_rule='restart'; got {averaging_interval!r}.")
+        raise ValueError("averaging_interval must be an integer >= 1 with step_rule='restart'; "
+                         f"got {averaging_interval!r}.")
     sizes = tuple(len(chunk) for chunk in np.array_split(np.arange(n), int(np.ceil(n / batch_size))))
     epoch_numbers = np.arange(1, int(epochs) + 1)
     divisors = {
@@ -308,7 +310,8 @@ def rdp_curves(event: OutputPerturbationEvent, orders: ArrayLike = DEFAULT_ORDER
 
 
 #: The two bounds (:class:`.best_of.Bound`); registry order breaks ties: worst-case (exact) first.
-_REGISTRY = best_of.BoundRegistry({b.name: b for b in [
+# mypy cannot infer the Bound's event type from the lambdas (hence the ignore)
+_REGISTRY = best_of.BoundRegistry({b.name: b for b in [  # type: ignore[var-annotated]
     best_of.Bound("worst-case", WORST_CASE_THEOREM, BASE_ASSUMPTIONS, lambda e: []),
     best_of.Bound("mixture", MIXTURE_THEOREM, MIXTURE_ASSUMPTIONS,
                   lambda e: [] if e.permuted else ["records uniformly permuted once, secretly, before batching "

@@ -28,7 +28,8 @@ divides n; otherwise our l is one larger, i.e. one more contraction step per epo
 last-epoch mean over one more position, and the number is then smaller than theirs: their
 Fashion-MNIST run (n = 60000, b = 2048: 30 batches against their 29) gives 2.981 against their
 2.997.  (Their formula, with uniform weight 1/l on every position, does not model a shorter last
-batch at all; this is one more reason the number is a comparison, not a certificate.)  RDP → (ε, δ): Opacus 0.13's ``get_privacy_spent`` is
+batch at all; this is one more reason the number is a comparison, not a certificate.)
+RDP → (ε, δ): Opacus 0.13's ``get_privacy_spent`` is
 ε = min_α [ε(α) + log(1/δ)/(α − 1)], Mironov 2017 Prop. 3 (``conversion="mironov"`` of
 :func:`.rdp.epsilon_from_rdp`), over :data:`ORDERS`.
 

@@ -10,10 +10,21 @@ trainer adding half the noise its certificate assumes; every target's audit must
 """
 
 # Importing the target modules registers the targets (the auto ones last: they reuse the others' pairs).
-from . import (targets, targets_noisy_sgd, targets_bounded, targets_pnsgd, targets_sco, targets_auto, targets_regression,  # noqa: F401
-               targets_multiclass, targets_selection)
-from .harness import (AUDITS, PROFILE_DELTAS, AuditResult, AuditTarget, NeighbourPair, noise_mutant, privacy_profile,
-                      register, run_audit)
+# isort: off
+from . import (targets, targets_noisy_sgd, targets_bounded, targets_pnsgd, targets_sco,  # noqa: F401
+               targets_auto, targets_regression, targets_multiclass, targets_selection)
+# isort: on
+from .harness import (
+               AUDITS,
+               PROFILE_DELTAS,
+               AuditResult,
+               AuditTarget,
+               NeighbourPair,
+               noise_mutant,
+               privacy_profile,
+               register,
+               run_audit,
+)
 from .law import LawCheckResult, run_law_check
 from .statistics import clopper_pearson_upper, epsilon_lower_bound, profile_margins
 

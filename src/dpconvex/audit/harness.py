@@ -82,7 +82,7 @@ class AuditTarget:
     sigma: Callable[[], float]
     run: Callable[[NDArray, NDArray, int, float, float], TrainingResult]
     delta: float
-    exact_law: Callable[["AuditTarget"], tuple[float, float]] | None = None
+    exact_law: Callable[[AuditTarget], tuple[float, float]] | None = None
     noise_factor: float = 1.0
     profile_deltas: tuple[float, ...] = PROFILE_DELTAS
 

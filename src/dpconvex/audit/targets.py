@@ -6,7 +6,7 @@ certificate each run returns is the one the audit checks.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -17,7 +17,8 @@ from .harness import AuditTarget, NeighbourPair, register
 
 __all__ = ["NOISY_GD_SETTING", "LOGISTIC_SETTING"]
 
-#: Small full-batch problem: the canary is one of ten records; ε = 3 at δ = 1e-3 (large enough that a few thousand runs can measure it).
+#: Small full-batch problem: the canary is one of ten records; ε = 3 at δ = 1e-3 (large enough that a few
+#: thousand runs can measure it).
 NOISY_GD_SETTING = {"n": 10, "dimension": 2, "epsilon": 3.0, "delta": 1e-3, "iterations": 20}
 
 
@@ -72,7 +73,7 @@ def _logistic_kwargs() -> dict:
                 iterations=LOGISTIC_SETTING["iterations"])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _calibrated_sigma(kind: str) -> float:
     kwargs = _quadratic_kwargs() if kind == "quadratic" else _logistic_kwargs()
     pair = _canary_pair(0.0) if kind == "quadratic" else _logistic_pair()
@@ -140,7 +141,7 @@ def _last_batch_canary_pair() -> NeighbourPair:
     return NeighbourPair(flip(pair.X), pair.y, flip(pair.X_prime), pair.y_prime, pair.direction)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _output_sigma(variant: str) -> float:
     pair = _last_batch_canary_pair()
     result = MECHANISMS[variant](pair.X, pair.y, epsilon=NOISY_GD_SETTING["epsilon"],

@@ -58,7 +58,7 @@ w₀ = 0, where the two canaries' subgradients differ by 2 = 2L whatever the ste
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from ..constraints import L2Ball
 from ..losses import HingeLoss, HuberizedHingeLoss
@@ -88,7 +88,7 @@ def auto_pair() -> NeighbourPair:
     return _canary_pair(1.0)
 
 
-@lru_cache(maxsize=None)
+@cache
 def auto_choice() -> AutoChoice:
     """What ``auto`` picks for the shared setting (public quantities only: the data never enter)."""
     setting = NOISY_GD_SETTING
@@ -105,7 +105,7 @@ def run_auto_configuration(X, y, seed: int, sigma: float, delta: float):
                      strict=False, random_state=seed)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _sigma() -> float:
     pair = auto_pair()
     return auto(pair.X, pair.y, loss=auto_loss(), epsilon=NOISY_GD_SETTING["epsilon"],
@@ -128,7 +128,7 @@ register(
 
 
 # ----------------------------------------------------------------------------- non-smooth: sco_noisy_sgd
-@lru_cache(maxsize=None)
+@cache
 def _hinge_calibration() -> tuple[float, float]:
     """σ and step of ``auto``'s own run on the hinge pair (both public: they depend on n, d, ε, δ only)."""
     pair = _hinge_pair()

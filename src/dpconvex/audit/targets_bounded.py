@@ -37,7 +37,7 @@ a negligible part of μ.  With half the noise the exact law exceeds the certifie
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -75,7 +75,7 @@ def bounded_pair() -> NeighbourPair:
     return NeighbourPair(X=X, y=y, X_prime=X_prime, y_prime=y.copy(), direction=np.ones(1))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _sigma() -> float:
     pair = bounded_pair()
     result = noisy_sgd(pair.X, pair.y, epsilon=NOISY_GD_SETTING["epsilon"], delta=NOISY_GD_SETTING["delta"],

@@ -74,7 +74,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from functools import lru_cache, partial
+from functools import cache, partial
 
 import numpy as np
 
@@ -153,7 +153,7 @@ def multiclass_pair(name: str) -> NeighbourPair:
     return MULTICLASS_TARGETS[name].pair()
 
 
-@lru_cache(maxsize=None)
+@cache
 def multiclass_choice(name: str) -> AutoChoice:
     """What ``auto`` picks for this target's n, d, ε, δ and loss (public quantities only: the data never enter)."""
     loss, (n, d) = multiclass_loss(name), multiclass_pair(name).X.shape
@@ -171,7 +171,7 @@ def run_multiclass_configuration(name: str, X, y, seed: int, sigma: float, delta
                      random_state=seed)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _sigma(name: str) -> float:
     """σ as ``auto`` calibrates it for this target (public: it depends on n, d, ε, δ and the loss only)."""
     pair = multiclass_pair(name)

@@ -18,7 +18,7 @@ Same small problem as the other targets (:data:`.targets.NOISY_GD_SETTING`: n = 
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -50,7 +50,7 @@ def _pair(batching: str):
     return _last_batch_canary_pair() if batching == "cyclic" else _canary_pair(0.0)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _sigma(batching: str) -> float:
     pair = _pair(batching)
     result = noisy_sgd(pair.X, pair.y, epsilon=NOISY_GD_SETTING["epsilon"], delta=NOISY_GD_SETTING["delta"],

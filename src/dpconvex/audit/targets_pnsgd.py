@@ -15,7 +15,7 @@ halved-noise excess is 5 times smaller than at n = 2 and needs ~25 times the run
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -47,7 +47,7 @@ def _pair(random_stop: bool) -> NeighbourPair:
     return NeighbourPair(flip(pair.X), pair.y, flip(pair.X_prime), pair.y_prime, pair.direction)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _sigma(random_stop: bool) -> float:
     pair = _pair(random_stop)
     result = pnsgd(pair.X, pair.y, epsilon=NOISY_GD_SETTING["epsilon"], delta=NOISY_GD_SETTING["delta"],

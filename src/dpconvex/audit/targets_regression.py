@@ -21,7 +21,7 @@ shrinks (the model fits it), so the audit is loose, not exact.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -83,7 +83,7 @@ register(
 
 
 # ----------------------------------------------------------------------------- auto on the squared loss
-@lru_cache(maxsize=None)
+@cache
 def ridge_choice() -> AutoChoice:
     """What ``auto`` picks for the squared loss in the shared setting (public quantities only)."""
     setting = NOISY_GD_SETTING
@@ -108,7 +108,7 @@ def run_auto_ridge(X, y, seed: int, sigma: float, delta: float) -> TrainingResul
                      constraint="auto", output="tail_average", strict=False, random_state=seed)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _ridge_sigma() -> float:
     pair = _ridge_pair()
     return auto(pair.X, pair.y, loss=SquaredLoss(), label_bound=1.0, l2_regularization="auto",

@@ -26,7 +26,7 @@ mutation test uses the common factor 1/2.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -54,7 +54,7 @@ def _pair() -> NeighbourPair:
     return NeighbourPair(X=X, y=y, X_prime=X_prime, y_prime=y.copy(), direction=np.eye(2)[0])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _sigma() -> float:
     pair = _pair()
     return sco_noisy_sgd(pair.X, pair.y, epsilon=NOISY_GD_SETTING["epsilon"], delta=NOISY_GD_SETTING["delta"],

@@ -45,7 +45,7 @@ target had before, audits noisy_gd's own noise — the ``noisy-gd`` targets do �
 
 from __future__ import annotations
 
-from functools import lru_cache, partial
+from functools import cache, partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -56,8 +56,15 @@ from ..constraints import L2Ball
 from ..losses import SquaredLoss
 from ..mechanisms import TrainingResult, noisy_gd
 from ..mechanisms.noisy_gd import plan_noisy_gd
-from ..private_selection import (SCORINGS, base_mu, best_of_random_runs, calibrate_per_run_mu, candidate_mu,
-                                 selection_certificate, validation_run)
+from ..private_selection import (
+    SCORINGS,
+    base_mu,
+    best_of_random_runs,
+    calibrate_per_run_mu,
+    candidate_mu,
+    selection_certificate,
+    validation_run,
+)
 from .harness import AuditTarget, NeighbourPair, register
 from .targets import NOISY_GD_SETTING
 
@@ -106,7 +113,7 @@ def candidate_options(value: float) -> dict:
                 constraint=L2Ball(SELECTION_SETTING["radius"]), data_norm=1.0, label_bound=1.0)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _unit_mu(value: float) -> float:
     """The candidate's GDP μ at noise σ = 1."""
     return candidate_mu(plan_noisy_gd(_N_TRAIN, 2, delta=NOISY_GD_SETTING["delta"], sigma=1.0,
@@ -128,13 +135,13 @@ def _candidates_at(mu: float) -> list[NoisyGDEvent]:
                           **candidate_options(float(v))) for v in _GRID]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _sigma(law: tuning.RepetitionLaw) -> float:
     """1/μ for the per-run budget μ whose selection meets ε = 3 at δ = 1e-3 (the harness's noise parameter)."""
     return 1.0 / calibrate_per_run_mu(law, SELECTION_SETTING["epsilon"], NOISY_GD_SETTING["delta"], _candidates_at)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _certificate(law: tuning.RepetitionLaw, sigma: float, delta: float):
     mu = 1.0 / sigma
     return selection_certificate(law, base_mu(mu, _candidates_at(mu)), delta, per_run_mu=mu,

@@ -113,7 +113,7 @@ def _read_file(name: str, skiprows: int) -> pd.DataFrame:
     return frame
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _raw(subset: str) -> pd.DataFrame:
     """Cached parse of one subset (callers must copy before handing it out)."""
     if subset == "train":
@@ -124,7 +124,7 @@ def _raw(subset: str) -> pd.DataFrame:
     return pd.concat([_raw("train"), _raw("test")], ignore_index=True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _encoded(subset: str) -> tuple[np.ndarray, np.ndarray]:
     """Cached ``preprocess(_raw(subset), ADULT_SCHEMA)`` (callers must copy)."""
     return preprocess(_raw(subset), ADULT_SCHEMA)

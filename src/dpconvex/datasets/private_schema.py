@@ -1,4 +1,5 @@
-"""Private schema discovery: a :class:`~dpconvex.datasets.tabular.TabularSchema` read from the private data under a GDP certificate.
+"""Private schema discovery: a :class:`~dpconvex.datasets.tabular.TabularSchema` read from the private data
+under a GDP certificate.
 
 :func:`discover_schema` reads what :meth:`~dpconvex.datasets.tabular.TabularSchema.infer` reads
 (which columns are numerical, their bounds, the categories of the others, the label set or the

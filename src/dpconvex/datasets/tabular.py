@@ -6,8 +6,8 @@ become -1/+1 (binary, ``positive_label``), stay the declared classes' texts (mul
 ``classes``) or are numbers clipped into declared bounds (regression, ``target_bounds``; see
 :mod:`dpconvex.datasets.labels`). Because the category sets, bounds and label set are declared
 up front (a :class:`TabularSchema`), the map from a record to its feature vector does not depend on the
-other records, so the preprocessing costs no privacy. A schema *inferred* from the private data (:meth:`TabularSchema.infer`) breaks
-this, and is flagged with ``data_dependent=True`` and a
+other records, so the preprocessing costs no privacy. A schema *inferred* from the private data
+(:meth:`TabularSchema.infer`) breaks this, and is flagged with ``data_dependent=True`` and a
 :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`; a model trained on its output
 has no differential-privacy guarantee (ε = inf). The feature map itself is
 :func:`~dpconvex.datasets.encoding.encode`, shared with

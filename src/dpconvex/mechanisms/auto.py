@@ -50,7 +50,8 @@ the regularised minimiser) is no smaller than the distance the run can travel fr
 ηTG: λ = 2ℓ(0)/(ηTG)².  The certificate records the value used.
 
 Do no harm.  When the chosen plan's noise is longer than the farthest the data can move the model
-(:mod:`dpconvex.mechanisms.do_no_harm`), the fit goes ahead with a :class:`~dpconvex.exceptions.LowUtilityWarning` (a ``UserWarning``) (also a note of
+(:mod:`dpconvex.mechanisms.do_no_harm`), the fit goes ahead with a
+:class:`~dpconvex.exceptions.LowUtilityWarning` (a ``UserWarning``; also a note of
 the certificate) naming the ε or n that would reach a useful model.
 """
 
@@ -71,8 +72,8 @@ from ..exceptions import LowUtilityWarning
 from ..losses import Loss
 from ..problem import Problem
 from ._geometry import require_euclidean_projection
-from .do_no_harm import harm_warning
 from ._keywords import keyword_signature, plan_for_shape, require_backend, train_with_keywords
+from .do_no_harm import harm_warning
 from .noisy_gd import TrainingResult, comparator_norm_bound
 from .noisy_sgd import NoisySGDPlan
 from .noisy_sgd import plan as noisy_sgd_plan
@@ -115,8 +116,8 @@ class AutoCandidate:
         return self.optimisation + self.sampling + self.privacy_noise + self.regularisation
 
     def describe(self) -> str:
-        return (f"b={self.batch_size}, T={self.steps}, eta={self.step_size:.3g}: {self.score:.4g} = {self.optimisation:.3g} + "
-                f"{self.sampling:.3g} + {self.privacy_noise:.3g} + {self.regularisation:.3g}")
+        return (f"b={self.batch_size}, T={self.steps}, eta={self.step_size:.3g}: {self.score:.4g} = "
+                f"{self.optimisation:.3g} + {self.sampling:.3g} + {self.privacy_noise:.3g} + {self.regularisation:.3g}")
 
 
 #: Keys of the certificate's details that state ``auto``'s rule and list every configuration it weighed

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validation import make_rng
 from ..accounting import gdp
 from ..accounting import noisy_gd as accountant
 from ..accounting.best_of import bound_notes
@@ -26,7 +27,6 @@ from ..certificate import PrivacyCertificate
 from ..constraints import Constraint
 from ..losses import QuadraticDistanceLoss
 from ..problem import Problem
-from .._validation import make_rng
 from ._certify import certify
 from ._geometry import require_euclidean_projection
 from ._keywords import keyword_signature, plan_for_shape, train_with_keywords

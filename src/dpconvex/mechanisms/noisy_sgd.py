@@ -33,13 +33,13 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
+from .._validation import make_rng
 from ..accounting import gdp
 from ..accounting import noisy_sgd as accountant
 from ..accounting.best_of import bound_notes
 from ..constraints import Constraint, L2Ball, Unconstrained
 from ..losses import Loss, QuadraticDistanceLoss
 from ..problem import Problem
-from .._validation import make_rng
 from ._certify import certify
 from ._geometry import require_euclidean_projection
 from ._keywords import keyword_signature, plan_for_shape, train_with_keywords
@@ -166,7 +166,8 @@ def plan(problem: Problem, *, batching: str = "poisson", batch_size: int | str =
         bound = "composition"
     if output == "auto" and bound != "best":
         output = "average" if bound == "composition" else "last"
-    if clip_norm is not None and not (isinstance(clip_norm, numbers.Real) and math.isfinite(clip_norm) and clip_norm > 0):
+    if clip_norm is not None and not (isinstance(clip_norm, numbers.Real) and math.isfinite(clip_norm)
+                                      and clip_norm > 0):
         raise ValueError(f"clip_norm must be None or finite and > 0; got {clip_norm!r}.")
     constraint = _resolve_constraint(problem)
     require_euclidean_projection(constraint, "noisy_sgd")

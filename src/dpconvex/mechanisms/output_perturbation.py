@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validation import make_rng
 from ..accounting import sensitivity as accountant
 from ..constraints import Constraint
 from ..losses import Loss
 from ..problem import InMemoryData, Problem
-from .._validation import make_rng
 from ._certify import certify
 from ._geometry import require_euclidean_projection
 from ._keywords import keyword_signature, train_with_keywords

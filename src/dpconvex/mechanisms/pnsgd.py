@@ -38,13 +38,13 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import make_rng
 from ..accounting import hockey_stick as accountant
 from ..accounting.hockey_stick import NOISES
 from ..accounting.rounding import largest_rounding_within, round_up
 from ..constraints import Constraint, L2Ball
-from ..problem import Problem
-from .._validation import make_rng
 from ..exceptions import CalibrationError
+from ..problem import Problem
 from ._certify import certify
 from ._geometry import require_euclidean_projection
 from ._keywords import keyword_signature, train_with_keywords

@@ -33,7 +33,8 @@ from numpy.typing import NDArray
 from .._validation import make_rng
 from ..certificate import PrivacyCertificate
 
-__all__ = ["MAX_MEAN_SHARE", "MEAN_PRECISION", "MEAN_SHARE", "MEAN_THEOREM", "mean_epsilon", "PrivateMean", "private_mean", "compose_with_mean"]
+__all__ = ["MAX_MEAN_SHARE", "MEAN_PRECISION", "MEAN_SHARE", "MEAN_THEOREM", "mean_epsilon", "PrivateMean",
+           "private_mean", "compose_with_mean"]
 
 #: Least share of the target ε spent on the intercept (the model gets the rest, and all of δ).
 MEAN_SHARE = 0.1

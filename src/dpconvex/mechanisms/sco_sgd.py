@@ -11,7 +11,8 @@ are the points of the online regret bound, Thm 4), each taken before its step's 
 last fresh record's gradient never reaches it.  Only that average is released and certified
 (:mod:`dpconvex.accounting.private_sco`, single use); the trajectory stays hidden.
 Φ = ½‖·‖₂² (default) is projected SGD, as printed in Algorithm 1; Φ = ½‖·‖_p² (1 < p ≤ 2) with an
-ℓ_p ball is the ℓ_p/ℓ_q variant (:mod:`dpconvex.mirror_maps`).  Subgradients suffice: f need only be convex and L-Lipschitz.
+ℓ_p ball is the ℓ_p/ℓ_q variant (:mod:`dpconvex.mirror_maps`).  Subgradients suffice: f need only be
+convex and L-Lipschitz.
 
 When to use: this is a faithful reproduction of Arora, Marinov, Ullah's private SCO algorithm for
 non-smooth losses, and the library's only trainer for non-smooth losses (hinge, absolute error:
@@ -30,13 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import make_rng
 from ..accounting import private_sco as accountant
 from ..accounting.rounding import round_up
 from ..constraints import Constraint, L2Ball
 from ..losses import LossConstants
 from ..mirror_maps import POTENTIALS, EuclideanPotential, PNormPotential
 from ..problem import Problem
-from .._validation import make_rng
 from ._certify import certify
 from ._keywords import keyword_signature, train_with_keywords
 from ._step_size import require_step_size

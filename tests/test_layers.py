@@ -1,0 +1,234 @@
+"""House rules on the shape of the code, checked statically (``ast`` over ``src/dpconvex/**/*.py``, no imports).
+
+The layers point one way: ``accounting`` (pure functions) <- ``mechanisms`` (trainers) <- the estimators, the
+CLI and ``experiments`` (the lab).  Pure Python on purpose (no import-linter at run time): the contracts are a
+few lines each, the allow-lists sit beside them with their reasons, and the whole file runs in well under a second.
+
+Allow-lists ratchet: a listed offender that is gone from the code must leave its list (the test says so), and a
+new offender fails.  The coming package refactor is expected to empty them.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+PACKAGE = SRC / "dpconvex"
+DOCS = ROOT / "docs"
+
+MAX_LINES = 400
+
+#: Rule (d): function-level imports of a ``dpconvex`` module inside ``accounting/`` and ``mechanisms/``,
+#: keyed by (file, enclosing function, imported module), each with the reason it is not at module level.
+FUNCTION_LEVEL_IMPORTS: dict[tuple[str, str, str], str] = {
+    ("src/dpconvex/mechanisms/_keywords.py", "require_backend", "dpconvex.mechanisms.auto"):
+        "cycle: auto imports _keywords (keyword_signature, require_backend) at module level",
+    ("src/dpconvex/mechanisms/_keywords.py", "require_backend", "dpconvex.mechanisms.registry"):
+        "cycle: the registry imports the trainers, which import _keywords at module level",
+}
+
+#: Rule (e): modules over MAX_LINES lines, with their line count when the list was written (for the record:
+#: the test fails when a listed module drops to MAX_LINES or below, not when it grows).
+LONG_MODULES: dict[str, int] = {
+    "src/dpconvex/accounting/hockey_stick.py": 481,
+    "src/dpconvex/accounting/hyperparameter_tuning.py": 406,
+    "src/dpconvex/accounting/noisy_sgd.py": 493,
+    "src/dpconvex/audit/soundness.py": 463,
+    "src/dpconvex/data_dask.py": 513,
+    "src/dpconvex/datasets/tabular.py": 447,
+    "src/dpconvex/experiments/bench.py": 424,
+    "src/dpconvex/experiments/bench_datasets.py": 435,
+    "src/dpconvex/experiments/bench_report.py": 525,
+    "src/dpconvex/mechanisms/noisy_sgd.py": 459,
+    "src/dpconvex/model_selection.py": 407,  # 398 before isort wrapped its two long imports one name a line
+}
+
+#: Rule (f): references to this project's issue numbers, per file (path relative to the repository root).
+ISSUE_REFERENCES: dict[str, int] = {
+    "docs/BENCHMARKS.md": 4,
+    "docs/SECURITY.md": 1,
+    "docs/default-method.md": 1,
+    "docs/results.md": 3,
+    "docs/scale-out.md": 1,
+    "src/dpconvex/audit/targets_bounded.py": 1,
+    "src/dpconvex/data_dask.py": 1,
+    "src/dpconvex/experiments/add_remove.py": 1,
+    "src/dpconvex/experiments/bench_replicates.py": 4,
+    "src/dpconvex/experiments/bench_report.py": 4,
+    "src/dpconvex/experiments/bench_scale.py": 1,
+    "src/dpconvex/experiments/bench_selection.py": 1,
+    "src/dpconvex/experiments/bench_tuned.py": 1,
+}
+
+#: Words that, just before "issue N", name another project's tracker (not ours).
+EXTERNAL_TRACKERS = ("dask", "numpy", "scipy", "scikit-learn", "sklearn", "pandas", "opacus", "dp-accounting",
+                     "matplotlib", "pytest", "python", "cpython", "sphinx", "distributed", "pyarrow", "statsmodels")
+
+
+def _relative(path: pathlib.Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+@functools.cache
+def _modules() -> dict[str, pathlib.Path]:
+    """Dotted name -> file, for every module of the package."""
+    modules = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+@functools.cache
+def _tree(path: pathlib.Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _imports(module: str) -> list[tuple[str, str | None, int]]:
+    """Every ``dpconvex`` module ``module`` imports: (imported module, enclosing function or None, line).
+
+    Relative imports are resolved; ``from X import name`` counts ``X.name`` when that is a module and ``X``
+    otherwise.  Imports under ``if TYPE_CHECKING:`` count too (the layers are about knowledge, not run time).
+    """
+    path = _modules()[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    known = _modules()
+    found: list[tuple[str, str | None, int]] = []
+
+    def visit(node: ast.AST, function: str | None, scope: str = "") -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):  # a class body runs where the class is defined
+                visit(child, function, f"{scope}{child.name}.")
+                continue
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(child, f"{scope}{child.name}", f"{scope}{child.name}.")
+                continue
+            if isinstance(child, ast.Import):
+                found.extend((alias.name, function, child.lineno) for alias in child.names
+                             if alias.name == "dpconvex" or alias.name.startswith("dpconvex."))
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")
+                    base = base[:len(base) - (child.level - 1)]
+                    target = ".".join(base + ([child.module] if child.module else []))
+                else:
+                    target = child.module or ""
+                if target == "dpconvex" or target.startswith("dpconvex."):
+                    for alias in child.names:
+                        sub = f"{target}.{alias.name}"
+                        found.append((sub if sub in known else target, function, child.lineno))
+            visit(child, function)
+
+    visit(_tree(path), None)
+    return found
+
+
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _is_cli(module: str) -> bool:
+    return module.rpartition(".")[2].startswith("cli") and module.count(".") == 1
+
+
+def _violations(importer_filter, imported_filter) -> list[str]:
+    return [f"{module} imports {imported} (line {line})"
+            for module in _modules() if importer_filter(module)
+            for imported, _, line in _imports(module) if imported_filter(imported)]
+
+
+def test_accounting_imports_nothing_else_of_dpconvex():
+    """(a) ``dpconvex.accounting`` imports nothing of ``dpconvex`` outside ``dpconvex.accounting``."""
+    bad = _violations(lambda m: _in(m, "dpconvex.accounting"), lambda i: not _in(i, "dpconvex.accounting"))
+    assert not bad, bad
+
+
+def test_mechanisms_do_not_import_the_layers_above():
+    """(b) ``dpconvex.mechanisms`` never imports ``estimators``, ``model_selection``, ``cli*`` or ``experiments``."""
+    def above(imported: str) -> bool:
+        return (_in(imported, "dpconvex.estimators") or _in(imported, "dpconvex.model_selection")
+                or _is_cli(imported) or _in(imported, "dpconvex.experiments"))
+    bad = _violations(lambda m: _in(m, "dpconvex.mechanisms"), above)
+    assert not bad, bad
+
+
+def test_only_the_cli_imports_the_lab_and_only_lazily():
+    """(c) Outside ``dpconvex.experiments`` only the CLI modules (``dpconvex.cli*``) import ``dpconvex.experiments``,
+    and only inside a function (lazily: ``import dpconvex`` never loads the lab)."""
+    bad = [f"{module} imports {imported} (line {line}{', at module level' if function is None else ''})"
+           for module in _modules() if not _in(module, "dpconvex.experiments")
+           for imported, function, line in _imports(module)
+           if _in(imported, "dpconvex.experiments") and (not _is_cli(module) or function is None)]
+    assert not bad, bad
+
+
+def test_no_new_function_level_imports_in_accounting_and_mechanisms():
+    """(d) No import of a ``dpconvex`` module inside a function body in ``accounting/`` or ``mechanisms/``
+    (such imports dodge import cycles instead of removing them), except the listed ones."""
+    found = {(_relative(_modules()[module]), function, imported)
+             for module in _modules() if _in(module, "dpconvex.accounting") or _in(module, "dpconvex.mechanisms")
+             for imported, function, _ in _imports(module) if function is not None}
+    new = sorted(found - FUNCTION_LEVEL_IMPORTS.keys())
+    assert not new, f"new function-level imports (move them to module level or break the cycle): {new}"
+    assert not FUNCTION_LEVEL_IMPORTS.keys() - found, (
+        f"gone from the code, remove from FUNCTION_LEVEL_IMPORTS: {sorted(FUNCTION_LEVEL_IMPORTS.keys() - found)}")
+    assert all(reason.strip() for reason in FUNCTION_LEVEL_IMPORTS.values())
+
+
+def test_no_new_module_over_the_line_limit():
+    """(e) No module in ``src/dpconvex`` is over 400 lines, except the listed ones; a listed module that is
+    400 lines or shorter must leave the list."""
+    lengths = {_relative(path): len(path.read_text(encoding="utf-8").splitlines()) for path in _modules().values()}
+    new = {path: n for path, n in lengths.items() if n > MAX_LINES and path not in LONG_MODULES}
+    assert not new, f"modules over {MAX_LINES} lines (split them): {new}"
+    shrunk = {path: lengths.get(path) for path in LONG_MODULES if lengths.get(path, 0) <= MAX_LINES}
+    assert not shrunk, f"now within {MAX_LINES} lines (or gone), remove from LONG_MODULES: {shrunk}"
+
+
+#: "issue 12", "issues 12 and 14", "issue #12", "#12" (a hash and digits not inside a word, a URL or an entity).
+ISSUE_PATTERN = re.compile(r"(?P<word>[\w.-]+\s+)?\bissues?\s*#?\d+|(?<![\w&/#])#\d+\b", re.IGNORECASE)
+
+
+def _issue_references(path: pathlib.Path) -> int:
+    count = 0
+    for match in ISSUE_PATTERN.finditer(path.read_text(encoding="utf-8")):
+        word = (match.group("word") or "").strip().lower()
+        if word not in EXTERNAL_TRACKERS:
+            count += 1
+    return count
+
+
+def _text_files() -> list[pathlib.Path]:
+    suffixes = {".py", ".md", ".rst", ".txt"}
+    return [path for base in (PACKAGE, DOCS) for path in sorted(base.rglob("*"))
+            if path.suffix in suffixes and path.is_file() and "_build" not in path.parts]
+
+
+def test_no_new_issue_numbers_in_src_and_docs():
+    """(f) No reference to this project's issues by number ("issue 12", "#12") in ``src/`` and ``docs/``: say what
+    the change is, not where it was discussed.  The listed files may keep their current count, no more; a file
+    whose count dropped must lower (or drop) its entry.  "dask issue 12411" (another project's tracker) is fine."""
+    found = {_relative(path): n for path in _text_files() if (n := _issue_references(path))}
+    new = {path: n for path, n in found.items() if n > ISSUE_REFERENCES.get(path, 0)}
+    assert not new, f"new issue-number references (count per file): {new}"
+    stale = {path: (n, found.get(path, 0)) for path, n in ISSUE_REFERENCES.items() if found.get(path, 0) < n}
+    assert not stale, f"fewer references than listed, update ISSUE_REFERENCES (listed, found): {stale}"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("see issue 14", 1), ("Issues 14 and 15", 1), ("(issue #7)", 1), ("fixed in #12.", 1), ("dask issue 12411", 0),
+    ("colour #1f77b4", 0), ("&#160;", 0), ("https://x.org/a#12", 0), ("# 12 runs", 0), ("tissue 3", 0),
+])
+def test_the_issue_pattern(tmp_path, text, expected):
+    """The pattern of rule (f) on examples."""
+    path = tmp_path / "x.md"
+    path.write_text(text, encoding="utf-8")
+    assert _issue_references(path) == expected
