@@ -21,7 +21,7 @@ CLI_PAGE = Path(__file__).resolve().parent / "cli.md"
 #: The page's introduction; ``{epsilon}``, ``{delta}`` and ``{min_held_out}`` are filled in from the code.
 HEADER = """# CLI reference
 
-Every command's `--help`, generated from `dpconvex.cli.build_parser()` by
+Every command's `--help`, generated from `dpconvex.cli.main.build_parser()` by
 `python docs/generate_cli_reference.py` (do not edit by hand; a test fails when this page is out of
 date). Examples of what the commands are for: [Command line and your own data](usage.md).
 
@@ -64,9 +64,9 @@ def _commands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentPars
 def render() -> str:
     """The Markdown text of docs/cli.md, with the help wrapped at :data:`HELP_COLUMNS` columns."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from dpconvex.cli import build_parser
-    from dpconvex.cli_choices import DEFAULT_DELTA, DEFAULT_EPSILON
-    from dpconvex.cli_output import MIN_HELD_OUT
+    from dpconvex.cli.main import build_parser
+    from dpconvex.cli.choices import DEFAULT_DELTA, DEFAULT_EPSILON
+    from dpconvex.cli.output import MIN_HELD_OUT
 
     previous = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = str(HELP_COLUMNS)

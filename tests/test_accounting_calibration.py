@@ -23,7 +23,7 @@ from dpconvex.accounting import sensitivity as sens
 from dpconvex.accounting.calibration import smallest_epsilon, smallest_noise
 from dpconvex.accounting.gdp import gdp_delta
 from dpconvex.accounting.rounding import ROUNDING_MARGIN, largest_rounding_within
-from dpconvex.experiments import dpsgd
+from dpconvex_lab import dpsgd
 
 
 class Counted:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import dpconvex.accounting
-from dpconvex._validation import check_privacy_budget
+from dpconvex.data.checks import check_privacy_budget
 from dpconvex.accounting import gdp, hockey_stick, noisy_gd, noisy_sgd, private_sco, rdp, sensitivity
 from dpconvex.accounting._checks import (
     check_delta,

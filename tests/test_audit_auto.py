@@ -15,9 +15,9 @@ import pytest
 from dpconvex.audit import AUDITS
 from dpconvex.audit.targets import NOISY_GD_SETTING
 from dpconvex.audit.targets_auto import HINGE_CONSTRAINT, auto_choice, auto_hinge_step, auto_loss
-from dpconvex.losses import HingeLoss
 from dpconvex.mechanisms import auto
 from dpconvex.mechanisms.noisy_sgd import RELEASED
+from dpconvex.objectives.losses import HingeLoss
 
 BUDGET = dict(epsilon=NOISY_GD_SETTING["epsilon"], delta=NOISY_GD_SETTING["delta"])
 

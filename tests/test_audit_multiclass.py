@@ -25,9 +25,9 @@ from dpconvex.audit.targets_multiclass import (
     multiclass_loss,
     multiclass_pair,
 )
-from dpconvex.constraints import Unconstrained
 from dpconvex.mechanisms import auto
 from dpconvex.mechanisms.noisy_sgd import RELEASED
+from dpconvex.objectives.constraints import Unconstrained
 
 #: target → (runs per neighbour, noise factor) of its mutation test, and the margins measured
 #: (the format of ``test_audit_mutations.MUTATIONS``).

@@ -2,7 +2,7 @@
 the audit harness (worst-case neighbours that change which candidate wins) passes").
 
 The targets (:mod:`dpconvex.audit.targets_selection`) run the selection's own code
-(:mod:`dpconvex.private_selection`, as ``PrivateSelectionCV.fit`` does) with the real noisy_gd trainer,
+(:mod:`dpconvex.mechanisms.selection`, as ``PrivateSelectionCV.fit`` does) with the real noisy_gd trainer,
 on a pair whose validation record flips which λ wins.  Independent oracles here: the candidates'
 noiseless iterates in closed form (gradient descent on a quadratic) and their noise's law (a linear
 Gaussian recursion, the ball's projection aside); the probability that the losing λ is released when
@@ -12,7 +12,7 @@ releases (|z| < 5: false-failure rate < 1e-6); Google's dp-accounting for the ce
 Seeded audits (alpha = 1e-3: a correct mechanism fails with probability ≤ 1e-3 over seeds): the
 honest targets pass their quick audits in ``test_audit.py`` (600 runs) and ``selection-geometric``
 the 3,000-run audit that catches its mutant here; every mutant of :data:`MUTATIONS` fails.  The
-mutants of the score's noise patch :func:`dpconvex.private_selection.score_noise_sd`, the code the
+mutants of the score's noise patch :func:`dpconvex.mechanisms.selection.score_noise_sd`, the code the
 estimators' ``fit`` takes its noise from, so they also show that the targets run that code.
 """
 
@@ -27,7 +27,6 @@ import pytest
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant as dp_rdp
 
-from dpconvex import private_selection
 from dpconvex.accounting import gdp
 from dpconvex.accounting import hyperparameter_tuning as tuning
 from dpconvex.audit import AUDITS, AuditTarget, run_audit
@@ -40,6 +39,7 @@ from dpconvex.audit.targets_selection import (
     selection_pair,
 )
 from dpconvex.mechanisms import MECHANISMS, TrainingResult, noisy_gd
+from dpconvex.mechanisms import selection as private_selection
 from dpconvex.mechanisms.noisy_gd import plan_noisy_gd
 
 Mutate = Callable[[AuditTarget, pytest.MonkeyPatch], AuditTarget]

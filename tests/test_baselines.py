@@ -1,4 +1,4 @@
-"""Tests of the benchmark's peer baselines (dpconvex.experiments.baselines).
+"""Tests of the benchmark's peer baselines (dpconvex_lab.baselines).
 
 Oracles are independent of the code under test: hand-written gradients and SciPy for the
 non-private optimum, the paper's formula evaluated by hand for objective perturbation plus a
@@ -22,10 +22,10 @@ from scipy.special import logsumexp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
-from dpconvex.experiments import baselines as B
-from dpconvex.experiments.baselines import BASELINES, BaselineUnavailable
-from dpconvex.losses import AbsoluteErrorLoss, HingeLoss, HuberizedHingeLoss, LogisticLoss
-from dpconvex.losses_multiclass import MultinomialLogisticLoss, OneVsRestLoss
+from dpconvex.objectives.losses import AbsoluteErrorLoss, HingeLoss, HuberizedHingeLoss, LogisticLoss
+from dpconvex.objectives.multiclass import MultinomialLogisticLoss, OneVsRestLoss
+from dpconvex_lab import baselines as B
+from dpconvex_lab.baselines import BASELINES, BaselineUnavailable
 
 PRIVATE = ["objpert", "sgd_ma", "sgd_ma_replace_one", "diffprivlib"]
 

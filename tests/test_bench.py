@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpconvex.cli import main
-from dpconvex.experiments import bench, bench_replicates, bench_report, bench_scaling, dpsgd
+from dpconvex.cli.main import main
 from dpconvex.mechanisms.auto import select_configuration
+from dpconvex_lab import bench, bench_replicates, bench_report, bench_scaling, dpsgd
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ADULT = pathlib.Path(__file__).parents[2] / "shared" / "data" / "adult"

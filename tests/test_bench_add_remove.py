@@ -1,4 +1,4 @@
-"""The default's release under add/remove neighbours (dpconvex.experiments.add_remove): a comparison number.
+"""The default's release under add/remove neighbours (dpconvex_lab.add_remove): a comparison number.
 
 Oracles: with q = 1 every step is the Gaussian pair N(0, z²) / N(1, z²), so T steps are exactly
 √T/z-GDP (Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 2.13: δ(ε) in closed form, inverted by
@@ -16,8 +16,8 @@ import dp_accounting
 import pytest
 
 from dpconvex.accounting import gdp
-from dpconvex.experiments import add_remove
-from dpconvex.losses import HuberizedHingeLoss, LogisticLoss
+from dpconvex.objectives.losses import HuberizedHingeLoss, LogisticLoss
+from dpconvex_lab import add_remove
 
 
 def _event(loss, n=39074, epsilon=0.1):
@@ -83,7 +83,7 @@ def test_bad_arguments_are_refused():
         discretization = arguments.pop("discretization", 1e-4)
         with pytest.raises(ValueError, match=message):
             add_remove.poisson_add_remove_epsilon(**arguments, discretization=discretization)
-    from dpconvex.losses import HingeLoss
+    from dpconvex.objectives.losses import HingeLoss
 
     with pytest.raises(ValueError, match="loss must be smooth"):
         add_remove.default_event(HingeLoss(), 100, 3, 1.0, 1e-8)

@@ -12,9 +12,9 @@ import sklearn.datasets
 
 from dpconvex.datasets import BUNDLED, load_bundled, load_bundled_raw
 from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex.experiments import bench_datasets
-from dpconvex.experiments.bench import DEFAULT
-from dpconvex.experiments.bench_scaling import TASKS
+from dpconvex_lab import bench_datasets
+from dpconvex_lab.bench import DEFAULT
+from dpconvex_lab.bench_scaling import TASKS
 
 #: Class counts as the data sets' published descriptions state them (breast cancer "212 - Malignant,
 #: 357 - Benign", wine "class_0 (59), class_1 (71), class_2 (48)"; digits: UCI's test set, 1,797 images).
@@ -220,15 +220,15 @@ def test_multiclass_private_accuracy_is_far_above_the_majority_on_digits():
 
 
 def test_the_cli_choices_list_the_bundled_data_sets():
-    from dpconvex import cli_choices
-    from dpconvex.experiments.bench_datasets import DATASETS
+    from dpconvex.cli import choices as cli_choices
+    from dpconvex_lab.bench_datasets import DATASETS
 
     assert cli_choices.BENCH_DATASETS == tuple(DATASETS)
 
 
 @pytest.mark.slow
 def test_bench_on_a_bundled_data_set_from_the_cli(tmp_path):
-    from dpconvex.cli import main
+    from dpconvex.cli.main import main
 
     assert main(["bench", "breast_cancer", "--quick", "--task", "logistic", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "bench_datasets.csv").exists()
@@ -236,7 +236,7 @@ def test_bench_on_a_bundled_data_set_from_the_cli(tmp_path):
 
 
 def test_adult_only_bench_options_are_refused_for_a_bundled_data_set(tmp_path, capsys):
-    from dpconvex.cli import main
+    from dpconvex.cli.main import main
 
     assert main(["bench", "wine", "--no-oracle", "--out", str(tmp_path)]) == 2
     assert "--no-oracle apply to 'bench adult' only" in capsys.readouterr().err

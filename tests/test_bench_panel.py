@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 import sklearn.datasets
 
-from dpconvex import cli_choices
-from dpconvex.cli import main
+from dpconvex.cli import choices as cli_choices
+from dpconvex.cli.main import main
 from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex.experiments import bench_panel, panel_data
-from dpconvex.experiments.panel_report import TITLE, verdicts
+from dpconvex_lab import bench_panel, panel_data
+from dpconvex_lab.panel_report import TITLE, verdicts
 
 #: (n, d, task, classes or target bounds) as documented: n from each data set's description, d counted from the
 #: declared encoding (numerical columns + the codes of each categorical one).

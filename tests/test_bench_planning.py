@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dpconvex.cli import main
-from dpconvex.experiments.bench_planning import HEADING, PLANNING_CSV, run_planning, with_planning_section
+from dpconvex.cli.main import main
+from dpconvex_lab.bench_planning import HEADING, PLANNING_CSV, run_planning, with_planning_section
 
 
 def test_the_planning_bench_writes_one_row_per_epsilon_and_its_section(tmp_path):

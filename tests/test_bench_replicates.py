@@ -1,4 +1,4 @@
-"""The replicated headline (dpconvex.experiments.bench_replicates).
+"""The replicated headline (dpconvex_lab.bench_replicates).
 
 Fresh noise seeds for the default and its DP-SGD references.
 
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpconvex.experiments import add_remove, bench, bench_replicates, bench_report, bench_tuned
+from dpconvex_lab import add_remove, bench, bench_replicates, bench_report, bench_tuned
 
 GRID = ({"clip_norm": 0.5, "learning_rate": 0.5, "epochs": 2, "batch_size": 64},
         {"clip_norm": 1.0, "learning_rate": 1.5, "epochs": 1, "batch_size": 128})

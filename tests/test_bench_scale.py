@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from dpconvex.experiments.bench_scale import HEADING, SCALE_CSV, run_scale  # noqa: E402
+from dpconvex_lab.bench_scale import HEADING, SCALE_CSV, run_scale  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a Dask cluster and a Parquet round trip
 SIZES = dict(rows=3_000, features=5, out_of_core_rows=4_500, rows_per_block=1_000, passes=1, steps=2)

@@ -1,4 +1,4 @@
-"""The private-selection benchmark's table (:func:`dpconvex.experiments.bench_selection.selection_table`) on
+"""The private-selection benchmark's table (:func:`dpconvex_lab.bench_selection.selection_table`) on
 hand-made rows whose means, standard deviations and oracle choice are computed here; the run's arguments."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dpconvex.experiments.bench_selection import (
+from dpconvex_lab.bench_selection import (
     DEFAULT,
     FIXED,
     ORACLE,
@@ -59,9 +59,9 @@ def test_a_run_of_one_task_keeps_the_other_tasks_rows(tmp_path):
 
 def test_bench_adult_selection_only_writes_its_rows_and_section(tmp_path, monkeypatch):
     """``dpconvex bench adult --selection-only`` runs the selection part alone on the bench's data and folds."""
-    from dpconvex.cli import main
-    from dpconvex.experiments import bench
-    from dpconvex.experiments.bench_selection import HEADING, SELECTION_CSV
+    from dpconvex.cli.main import main
+    from dpconvex_lab import bench
+    from dpconvex_lab.bench_selection import HEADING, SELECTION_CSV
     from test_bench import _separable
 
     monkeypatch.setattr(bench, "load_adult", lambda subset="all": _separable(n=400))
@@ -77,6 +77,6 @@ def test_bench_adult_selection_only_writes_its_rows_and_section(tmp_path, monkey
 
 
 def test_bench_adult_selection_only_needs_a_selection_epsilon(tmp_path):
-    from dpconvex.cli import main
+    from dpconvex.cli.main import main
 
     assert main(["bench", "adult", "--selection-only", "--epsilons", "0.5", "--out", str(tmp_path)]) == 2

@@ -1,4 +1,4 @@
-"""DP-SGD under both neighbouring relations (dpconvex.experiments.dpsgd) and the tuned DP-SGD section.
+"""DP-SGD under both neighbouring relations (dpconvex_lab.dpsgd) and the tuned DP-SGD section.
 
 Oracles are independent of the code under test: dp-accounting's PLD and RDP accountants called
 directly (REPLACE_ONE and ADD_OR_REMOVE_ONE), scikit-learn's fold generator, and pandas
@@ -18,10 +18,10 @@ from dp_accounting.rdp import RdpAccountant
 from sklearn.model_selection import StratifiedKFold
 
 from dpconvex.accounting.noisy_sgd_bounds import poisson_pld_epsilon
-from dpconvex.cli import main
-from dpconvex.experiments import baselines as B
-from dpconvex.experiments import bench, bench_report, bench_tuned, dpsgd
-from dpconvex.losses import LogisticLoss
+from dpconvex.cli.main import main
+from dpconvex.objectives.losses import LogisticLoss
+from dpconvex_lab import baselines as B
+from dpconvex_lab import bench, bench_report, bench_tuned, dpsgd
 
 NR = dp_accounting.NeighboringRelation
 # (ε, δ, q, T): a small-data case and two Adult-sized DP-SGD runs (b = 256, 30 epochs; b = 4096, 1 epoch).

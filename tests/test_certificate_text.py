@@ -16,10 +16,10 @@ import pytest
 
 from dpconvex.accounting import noisy_gd as gd_accountant
 from dpconvex.accounting import noisy_sgd as sgd_accountant
-from dpconvex.certificate import PrivacyCertificate
-from dpconvex.losses import LogisticLoss
 from dpconvex.mechanisms import METHODS
 from dpconvex.mechanisms.noisy_sgd import OUTPUTS
+from dpconvex.objectives.losses import LogisticLoss
+from dpconvex.privacy.certificate import PrivacyCertificate
 
 ONLY_RELEASED = re.compile(r"\bonly\b[^;]*\breleased\b", re.IGNORECASE)
 LAST_ONLY = re.compile(r"\bonly (the )?(last|final|output) iterate\b|\bonly [θwx]_[TKn]\b", re.IGNORECASE)

@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 
 from dpconvex import PrivateLogisticRegression
-from dpconvex.certificate import NO_GUARANTEE, PrivacyCertificate
-from dpconvex.certificate_text import DETAILS, LONG_NOTE, SHORT_NOTE, shorten
+from dpconvex.estimators.model_selection import PrivateLogisticRegressionCV, PrivateRidgeCV
 from dpconvex.exceptions import PrivacyLeakWarning
 from dpconvex.mechanisms import METHODS
-from dpconvex.model_selection import PrivateLogisticRegressionCV, PrivateRidgeCV
+from dpconvex.privacy.certificate import NO_GUARANTEE, PrivacyCertificate
+from dpconvex.privacy.certificate_text import DETAILS, LONG_NOTE, SHORT_NOTE, shorten
 
 #: A CV fit that takes well under a second: two candidates, K >= 1 runs of 10 iterations.
 FAST_CV = dict(l2_regularizations=(0.1, 1.0), expected_runs=2, runs_distribution="geometric", iterations=10,

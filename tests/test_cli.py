@@ -1,4 +1,4 @@
-"""The ``dpconvex`` command, run in-process through ``dpconvex.cli.main`` (one test runs the script)."""
+"""The ``dpconvex`` command, run in-process through ``dpconvex.cli.main.main`` (one test runs the script)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from dpconvex.accounting import noisy_gd as accountant
-from dpconvex.certificate import NO_GUARANTEE
-from dpconvex.cli import main
-from dpconvex.cli_choices import DEFAULT_EPSILON
+from dpconvex.cli.choices import DEFAULT_EPSILON
+from dpconvex.cli.main import main
 from dpconvex.datasets.holdout import HELD_OUT_NOTE
 from dpconvex.exceptions import DataDependentPreprocessingWarning
+from dpconvex.privacy.certificate import NO_GUARANTEE
 
 # Chourasia et al. 2021, Figure 1 caption: n, S_g, λ, β, η, σ, K.
 N, SENSITIVITY, LAMBDA, BETA, ETA, SIGMA, K = 5000, 4.0, 1.0, 4.0, 0.02, 0.02, 300

@@ -1,6 +1,6 @@
 """How the ``dpconvex`` command behaves around its results: refusals, version, help, defaults, notes and warnings.
 
-Most cases run in-process through :func:`dpconvex.cli.main`; the ones about the exit status of the
+Most cases run in-process through :func:`dpconvex.cli.main.main`; the ones about the exit status of the
 command itself, or about what Python prints for a warning (pytest records warnings instead of
 printing them), run it in a fresh interpreter.
 """
@@ -23,20 +23,20 @@ from pathlib import Path
 import pytest
 
 import dpconvex
-from dpconvex import cli_output
-from dpconvex.cli import build_parser, main
-from dpconvex.cli_choices import MODELS
-from dpconvex.cli_output import MIN_HELD_OUT
+from dpconvex.cli import output as cli_output
+from dpconvex.cli.choices import MODELS
+from dpconvex.cli.main import build_parser, main
+from dpconvex.cli.output import MIN_HELD_OUT
 
 #: Modules the light paths of the command (help, version) must not import (as tests/test_cli_imports.py).
-HEAVY = ("matplotlib", "tqdm", "sklearn", "dpconvex.experiments", "dpconvex.audit", "dp_accounting")
+HEAVY = ("matplotlib", "tqdm", "sklearn", "dpconvex_lab", "dpconvex.audit", "dp_accounting")
 
 
 def _command() -> list[str]:
     """The installed console script, or the module run as one."""
     beside_python = Path(sys.executable).parent / ("dpconvex.exe" if os.name == "nt" else "dpconvex")
     script = str(beside_python) if beside_python.exists() else shutil.which("dpconvex")
-    return [script] if script else [sys.executable, "-m", "dpconvex.cli"]
+    return [script] if script else [sys.executable, "-m", "dpconvex.cli.main"]
 
 
 def _run(argv: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -110,7 +110,7 @@ def test_bare_command_and_version_exit_0_and_stay_light():
     """Through the command itself: exit status 0, and neither path imports the heavy modules."""
     code = textwrap.dedent(f"""
         import contextlib, io, json, sys
-        from dpconvex.cli import main
+        from dpconvex.cli.main import main
         results = []
         for argv in ([], ["--version"]):
             with contextlib.redirect_stdout(io.StringIO()) as out:

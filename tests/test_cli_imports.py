@@ -2,7 +2,7 @@
 
 Each case runs the command in a fresh interpreter and lists which of :data:`HEAVY` ended up in
 ``sys.modules``: ``dpconvex --help`` and every ``dpconvex account ...`` must load none of them.  The
-parsers' choices come from :mod:`dpconvex.cli_choices`, which must list exactly the registries it names,
+parsers' choices come from :mod:`dpconvex.cli.choices`, which must list exactly the registries it names,
 and the package's own names (``from dpconvex import PrivateLogisticRegression``) are imported on first use.
 """
 
@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 import dpconvex
-from dpconvex import cli_choices
+from dpconvex.cli import choices as cli_choices
 
 #: What ``--help`` and ``account`` must not import (plotting, progress bars, scikit-learn, benchmark, audit;
 #: dp-accounting's PLD library, about 1 s, only where a subcommand composes a PLD: see below).
-HEAVY = ("matplotlib", "tqdm", "sklearn", "dpconvex.experiments", "dpconvex.audit", "dp_accounting")
+HEAVY = ("matplotlib", "tqdm", "sklearn", "dpconvex_lab", "dpconvex.audit", "dp_accounting")
 
 _SRC = str(Path(dpconvex.__file__).resolve().parents[1])
 
@@ -52,7 +52,7 @@ _ACCOUNT = {
 def _heavy_modules_after(argv: list[str], bare_package: bool) -> list[str]:
     """Run ``main(argv)`` in a fresh interpreter; return the :data:`HEAVY` modules it imported."""
     code = "import contextlib, io, json, sys\n" + (_BARE_PACKAGE if bare_package else "") + textwrap.dedent(f"""
-        from dpconvex.cli import main
+        from dpconvex.cli.main import main
         with contextlib.redirect_stdout(io.StringIO()):
             try:
                 status = main({argv!r})
@@ -86,7 +86,7 @@ def test_the_cli_modules_import_nothing_heavy(argv, needed):
 @pytest.mark.parametrize("argv", [pytest.param(["--help"], id="help"),
                                   pytest.param(_ACCOUNT["langevin"], id="langevin")])
 def test_the_installed_command_imports_nothing_heavy(argv):
-    """As the console script runs it: ``import dpconvex.cli`` executes the package's ``__init__`` first."""
+    """As the console script runs it: ``import dpconvex.cli.main`` executes the package's ``__init__`` first."""
     assert _heavy_modules_after(argv, bare_package=False) == []
 
 
@@ -99,9 +99,9 @@ def test_the_probe_sees_a_handler_import():
 
 def test_the_choices_are_the_registries():
     from dpconvex.audit import AUDITS
-    from dpconvex.experiments.baselines import BASELINES
-    from dpconvex.experiments.bench import FULL_EPSILONS, TASKS
     from dpconvex.mechanisms import METHOD_ADVICE, METHODS
+    from dpconvex_lab.baselines import BASELINES
+    from dpconvex_lab.bench import FULL_EPSILONS, TASKS
 
     assert cli_choices.METHODS == tuple(METHODS)
     assert set(cli_choices.REPRODUCTION_METHODS) == set(METHOD_ADVICE)

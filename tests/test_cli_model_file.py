@@ -1,4 +1,4 @@
-"""Model files: ``dpconvex.model_file`` (save, load, predict), ``dpconvex train --out`` and ``dpconvex predict``.
+"""Model files: ``dpconvex.estimators.model_file`` (save, load, predict), ``dpconvex train --out``, ``predict``.
 
 A loaded model must predict exactly what the estimator predicts (bit for bit, on the same rows),
 carry the same certificate (a void one stays void), and refuse a file that is not a model file,
@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 
 from dpconvex import estimators
-from dpconvex.certificate import NO_GUARANTEE
-from dpconvex.cli import main
+from dpconvex.cli.main import main
 from dpconvex.datasets import ADULT_SCHEMA, TabularSchema, load_adult_raw, preprocess
-from dpconvex.model_file import FORMAT, FORMAT_VERSION, SEEDED_REASON, load_model, save_model
+from dpconvex.estimators.model_file import FORMAT, FORMAT_VERSION, SEEDED_REASON, load_model, save_model
+from dpconvex.privacy.certificate import NO_GUARANTEE
 
 ROWS = 120
 

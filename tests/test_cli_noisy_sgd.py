@@ -12,7 +12,7 @@ from certified import assert_certified
 from dpconvex.accounting import gdp
 from dpconvex.accounting import noisy_sgd as acc
 from dpconvex.accounting import ye_shokri as ys
-from dpconvex.cli import main
+from dpconvex.cli.main import main
 
 REFERENCE = ["--n", "48842", "--batch-size", "256", "--epochs", "5", "--step-size", "0.5", "--lipschitz", "1",
              "--smoothness", "0.251", "--strong-convexity", "0.001"]

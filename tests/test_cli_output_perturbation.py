@@ -1,6 +1,6 @@
 """``dpconvex account output-perturbation`` and ``dpconvex train --method`` (Chen, Lee, Kifer 2019).
 
-Run in-process through ``dpconvex.cli.main``.  Expected numbers are recomputed here from the
+Run in-process through ``dpconvex.cli.main.main``.  Expected numbers are recomputed here from the
 paper's formulas (Alg. 2 replayed update by update, Prop. 2's closed form, Prop. 3's mixture,
 the exact Gaussian-mechanism δ(ε)), not read from the library.  The printed sensitivities are the
 replay's Δ rounded up by the rounding margin (``tests/certified.py``), and every RDP and ε is computed
@@ -20,7 +20,7 @@ from scipy.stats import norm
 
 from certified import assert_certified
 from dpconvex.accounting.rounding import round_up, round_up_array
-from dpconvex.cli import main
+from dpconvex.cli.main import main
 
 # A run in the paper's notation: L smoothness, μ strong convexity, R gradient bound (difference 2R).
 L, MU, R = 0.251, 0.001, 1.0

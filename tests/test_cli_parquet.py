@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpconvex.cli import main
+from dpconvex.cli.main import main
 from dpconvex.datasets import TabularSchema
 from dpconvex.datasets.encoding import encode, encode_labels
-from dpconvex.estimators import PrivateLogisticRegression
+from dpconvex.estimators.linear_model import PrivateLogisticRegression
 from test_data_dask import local_cluster
 
 pytestmark = pytest.mark.slow  # trains on a Dask cluster

@@ -15,7 +15,7 @@ import pytest
 from scipy import integrate, stats
 
 from dpconvex.accounting import hockey_stick
-from dpconvex.cli import main
+from dpconvex.cli.main import main
 
 LOSS = dict(lipschitz=1.0, smoothness=1.0, strong_convexity=0.1, step_size=0.1, diameter=0.5)
 N, SIGMA, SCALE = 20, 2.0, 0.8

@@ -17,13 +17,13 @@ from sklearn.base import is_regressor
 from sklearn.metrics import r2_score
 
 from dpconvex import estimators
-from dpconvex.certificate import NO_GUARANTEE
-from dpconvex.cli import main
-from dpconvex.cli_choices import MODELS, REGRESSION_MODELS
-from dpconvex.cli_output import MIN_HELD_OUT
+from dpconvex.cli.choices import MODELS, REGRESSION_MODELS
+from dpconvex.cli.main import main
+from dpconvex.cli.output import MIN_HELD_OUT
 from dpconvex.datasets.holdout import load_train_test
+from dpconvex.estimators.model_file import load_model
 from dpconvex.exceptions import DataDependentPreprocessingWarning
-from dpconvex.model_file import load_model
+from dpconvex.privacy.certificate import NO_GUARANTEE
 
 BOUNDS = (25.0, 346.0)
 

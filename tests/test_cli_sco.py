@@ -1,4 +1,4 @@
-"""``dpconvex account sco`` and ``reproduce sco``: thin CLI over accounting.private_sco and experiments.sco_risk."""
+"""``dpconvex account sco`` and ``reproduce sco``: thin CLI over accounting.private_sco and dpconvex_lab.sco_risk."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from certified import assert_certified
 from dpconvex.accounting import private_sco
 from dpconvex.accounting.rounding import round_up
-from dpconvex.cli import main
-from dpconvex.experiments.sco_risk import population_excess_risk, reproduce_sco, theorem6_risk_bound
+from dpconvex.cli.main import main
+from dpconvex_lab.sco_risk import population_excess_risk, reproduce_sco, theorem6_risk_bound
 
 
 def run(capsys, *argv):

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy.optimize import minimize
 
-from dpconvex.constraints import Constraint, L2Ball, LpBall, Unconstrained
+from dpconvex.objectives.constraints import Constraint, L2Ball, LpBall, Unconstrained
 
 EPS = np.finfo(float).eps
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpconvex.accounting.hockey_stick import pnsgd_gaussian_delta, rdp_baseline_delta
-from dpconvex.experiments.contraction_figures import (
+from dpconvex_lab.contraction_figures import (
     CSV_HEADER,
     FIGURE2_PARAMETERS,
     FIGURE3_PARAMETERS,

@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from dpconvex.cli import main
+from dpconvex.cli.main import main
 from dpconvex.datasets import TabularSchema, read_csv
 
 HEADER = "a,b,c,d,label\n"

@@ -25,10 +25,10 @@ import pandas as pd
 import pytest
 from distributed import Client, LocalCluster
 
-from dpconvex.data_dask import DaskData
+from dpconvex.data.dask_data import DaskData
 from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex.losses import HuberizedHingeLoss, LogisticLoss, SquaredLoss, row_norms
-from dpconvex.losses_multiclass import MultinomialLogisticLoss, OneVsRestLoss
+from dpconvex.objectives.losses import HuberizedHingeLoss, LogisticLoss, SquaredLoss, row_norms
+from dpconvex.objectives.multiclass import MultinomialLogisticLoss, OneVsRestLoss
 
 pytestmark = pytest.mark.slow  # LocalClusters of worker processes
 
@@ -443,7 +443,7 @@ def test_blocks_read_from_their_source_at_every_call_give_the_same_sums(client, 
 
 def test_a_dataframe_larger_than_the_clusters_share_is_not_persisted(client, arrays, monkeypatch):
     """persist=None decides after the validating pass, from n and the workers' memory limits."""
-    import dpconvex.data_dask as module
+    import dpconvex.data.dask_data as module
 
     X, labels = arrays
     frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcdef")).assign(label=labels["binary"]), npartitions=4)
@@ -458,7 +458,7 @@ def test_a_dataframe_larger_than_the_clusters_share_is_not_persisted(client, arr
 
 def test_workers_without_a_memory_limit_keep_nothing():
     """No limit gives no size to compare with: the blocks are read from their source (not persisted)."""
-    from dpconvex.data_dask import fits_in_cluster_memory
+    from dpconvex.data.dask_data import fits_in_cluster_memory
 
     class Info:
         def __init__(self, *limits):

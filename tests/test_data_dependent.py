@@ -20,17 +20,17 @@ import pandas as pd
 import pytest
 from sklearn.pipeline import make_pipeline
 
-from dpconvex.certificate import NO_GUARANTEE, PrivacyCertificate
-from dpconvex.cli import main
-from dpconvex.estimators import (
+from dpconvex.cli.main import main
+from dpconvex.estimators.linear_model import (
     PrivateHuberSVC,
     PrivateLADRegressor,
     PrivateLinearSVC,
     PrivateLogisticRegression,
     PrivateRidge,
 )
+from dpconvex.estimators.preprocessing import PublicSchemaTransformer
 from dpconvex.exceptions import DataDependentPreprocessingWarning, PrivacyLeakWarning
-from dpconvex.preprocessing import PublicSchemaTransformer
+from dpconvex.privacy.certificate import NO_GUARANTEE, PrivacyCertificate
 
 ROWS = 200
 SCHEMA = {

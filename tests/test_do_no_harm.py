@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpconvex.estimators import PrivateLogisticRegression
+from dpconvex.estimators.linear_model import PrivateLogisticRegression
 from dpconvex.exceptions import LowUtilityWarning
-from dpconvex.losses import LogisticLoss
 from dpconvex.mechanisms import auto
 from dpconvex.mechanisms.auto import select_configuration
 from dpconvex.mechanisms.do_no_harm import SIGNAL_TO_NOISE_THRESHOLD, harm_warning, needed_epsilon, needed_records
+from dpconvex.objectives.losses import LogisticLoss
 
 
 def _closed_form_ratio(records: int, epsilon: float) -> float:

@@ -25,10 +25,10 @@ from dpconvex.accounting import gdp, langevin
 from dpconvex.accounting import noisy_sgd_bounds as nb
 from dpconvex.accounting.rdp import DEFAULT_ORDERS
 from dpconvex.accounting.rounding import ROUNDING_MARGIN
-from dpconvex.certificate import PrivacyCertificate
-from dpconvex.dp_events import PrivacyCurve, certificate_curve, to_dp_event
-from dpconvex.losses import LogisticLoss
 from dpconvex.mechanisms import noisy_gd, noisy_sgd
+from dpconvex.objectives.losses import LogisticLoss
+from dpconvex.privacy.certificate import PrivacyCertificate
+from dpconvex.privacy.dp_events import PrivacyCurve, certificate_curve, to_dp_event
 
 REPLACE, ADD_REMOVE = dpa.NeighboringRelation.REPLACE_ONE, dpa.NeighboringRelation.ADD_OR_REMOVE_ONE
 PLD_INTERVAL = 1e-4

@@ -1,4 +1,4 @@
-"""DP-SGD (experiments.dpsgd) on the K-class losses: d·K weights, the binary accounting unchanged.
+"""DP-SGD (dpconvex_lab.dpsgd) on the K-class losses: d·K weights, the binary accounting unchanged.
 
 The accountant sees only the sampling rate q, the steps T and the noise multiplier z; what makes
 it valid for a d·K parameter is that every per-example gradient is clipped to joint norm C (one
@@ -15,10 +15,10 @@ import dp_accounting
 import numpy as np
 import pytest
 
-from dpconvex.experiments import baselines as B
-from dpconvex.experiments.dpsgd import _clipped_sum_fn
-from dpconvex.losses import HuberizedHingeLoss, LogisticLoss
-from dpconvex.losses_multiclass import MultinomialLogisticLoss, OneVsRestLoss
+from dpconvex.objectives.losses import HuberizedHingeLoss, LogisticLoss
+from dpconvex.objectives.multiclass import MultinomialLogisticLoss, OneVsRestLoss
+from dpconvex_lab import baselines as B
+from dpconvex_lab.dpsgd import _clipped_sum_fn
 from test_baselines import _classes  # the same K-class data (unit rows, noisy argmax labels)
 
 K_CLASS_LOSSES = [MultinomialLogisticLoss(4), OneVsRestLoss(HuberizedHingeLoss(0.5), 4)]

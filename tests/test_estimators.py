@@ -19,7 +19,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import check_regressors_train, parametrize_with_checks
 
-from dpconvex.estimators import (
+from dpconvex.estimators.linear_model import (
     PrivateHuberSVC,
     PrivateLADRegressor,
     PrivateLinearSVC,

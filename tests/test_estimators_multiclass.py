@@ -1,7 +1,7 @@
 """Multi-class estimators and DataFrame input (issue 16, scope items 1 and 3).
 
 Numbers come from independent computations: scikit-learn's non-private multinomial fit for the
-accuracy reference, the losses' closed-form constants (derived in dpconvex.losses_multiclass),
+accuracy reference, the losses' closed-form constants (derived in dpconvex.objectives.multiclass),
 and the scaling law of the Gaussian mechanism for the one-vs-rest budget split.
 """
 
@@ -19,9 +19,9 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 
 from dpconvex.datasets import TabularSchema
-from dpconvex.estimators import PrivateHuberSVC, PrivateLinearSVC, PrivateLogisticRegression
+from dpconvex.estimators.linear_model import PrivateHuberSVC, PrivateLinearSVC, PrivateLogisticRegression
+from dpconvex.estimators.preprocessing import PublicSchemaTransformer
 from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex.preprocessing import PublicSchemaTransformer
 
 pytestmark = pytest.mark.filterwarnings("error::dpconvex.exceptions.PrivacyLeakWarning")
 
@@ -93,7 +93,7 @@ def test_one_vs_rest_certifies_the_joint_sensitivity():
     """The joint run's sensitivity is √K times the binary one, so at the same ε and schedule the calibrated σ
     is √K times a binary run's (the accountant sees only the noise multiplier).  Without subsampling that
     joint certificate is the GDP composition of K runs; with Poisson batches it is the joint run's own PLD
-    (dpconvex.losses_multiclass)."""
+    (dpconvex.objectives.multiclass)."""
     X, y = _blobs(800, seed=5)
     binary_y = np.where(y == LABELS[0], LABELS[0], "rest")
     options = dict(epsilon=1.0, method="noisy_sgd", batch_size=40, epochs=3, step_size=0.5, random_state=0)

@@ -26,20 +26,20 @@ import pytest
 from scipy import stats
 from sklearn.pipeline import make_pipeline
 
-from dpconvex.data_dask import DaskData
+from dpconvex.data.dask_data import DaskData
 from dpconvex.datasets import TabularSchema
-from dpconvex.estimators import (
+from dpconvex.estimators.linear_model import (
     PrivateHuberSVC,
     PrivateLADRegressor,
     PrivateLinearSVC,
     PrivateLogisticRegression,
     PrivateRidge,
 )
-from dpconvex.losses import HingeLoss, LogisticLoss, SquaredLoss
+from dpconvex.estimators.preprocessing import PublicSchemaTransformer
 from dpconvex.mechanisms import auto, noisy_gd, noisy_sgd, rsgd_ar
 from dpconvex.mechanisms.noisy_sgd import _poisson_batches
-from dpconvex.preprocessing import PublicSchemaTransformer
-from dpconvex.problem import Problem
+from dpconvex.mechanisms.problem import Problem
+from dpconvex.objectives.losses import HingeLoss, LogisticLoss, SquaredLoss
 from test_data_dask import ONE_RETRY, local_cluster, wait_for_workers
 
 N, D, CHUNK = 2400, 5, 350  # 7 blocks (6 of 350 rows, one of 300)
@@ -120,7 +120,7 @@ def test_estimator_fit_on_dask_equals_the_in_memory_fit(client, arrays, estimato
 
 def test_an_out_of_core_estimator_fit_equals_the_in_memory_fit(client, arrays, monkeypatch):
     """persist=False (the cluster "lacks" the memory): every call reads the blocks from their source again."""
-    import dpconvex.data_dask as module
+    import dpconvex.data.dask_data as module
 
     X, y = arrays
     monkeypatch.setattr(module, "fits_in_cluster_memory", lambda client, nbytes: False)

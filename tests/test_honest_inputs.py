@@ -28,8 +28,8 @@ from dpconvex import (
 )
 from dpconvex.datasets import TabularSchema
 from dpconvex.exceptions import DataDependentPreprocessingWarning, PrivacyLeakWarning
-from dpconvex.losses import LogisticLoss
 from dpconvex.mechanisms import METHODS
+from dpconvex.objectives.losses import LogisticLoss
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,7 +16,7 @@ import pytest
 
 from dpconvex.accounting.gdp import gdp_rdp, noisy_gd_mu
 from dpconvex.accounting.langevin import exact_quadratic_rdp
-from dpconvex.experiments.langevin_figures import (
+from dpconvex_lab.langevin_figures import (
     FIGURE1_PARAMETERS,
     FIGURE2_PARAMETERS,
     reproduce_langevin,

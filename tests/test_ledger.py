@@ -19,12 +19,12 @@ from dpconvex.accounting import gdp
 from dpconvex.accounting.composition import advanced_composition, gdp_compose, zcdp_rho
 from dpconvex.accounting.rdp import epsilon_from_rdp
 from dpconvex.accounting.rounding import round_up
-from dpconvex.certificate import PrivacyCertificate
-from dpconvex.dp_events import PrivacyCurve
 from dpconvex.exceptions import BudgetExceededError
-from dpconvex.ledger import PrivacyLedger, compose
-from dpconvex.losses import LogisticLoss
 from dpconvex.mechanisms import noisy_gd, noisy_sgd
+from dpconvex.objectives.losses import LogisticLoss
+from dpconvex.privacy.certificate import PrivacyCertificate
+from dpconvex.privacy.dp_events import PrivacyCurve
+from dpconvex.privacy.ledger import PrivacyLedger, compose
 
 DELTA = 1e-6
 

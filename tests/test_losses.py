@@ -8,8 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
-from dpconvex.constraints import L2Ball, Unconstrained
-from dpconvex.losses import (
+from dpconvex.objectives.constraints import L2Ball, Unconstrained
+from dpconvex.objectives.losses import (
     LOSSES,
     HuberizedHingeLoss,
     LogisticLoss,
@@ -489,7 +489,7 @@ def test_gradient_sum_is_the_sum_of_the_clipped_per_example_gradients(name, clip
 def test_row_norms_equal_numpys_bit_for_bit_across_blocks():
     """The blocked row norms are np.linalg.norm(X, axis=1) exactly (the same per-row sum), also where
     the rows span several blocks and for an empty matrix."""
-    from dpconvex.losses import row_norms
+    from dpconvex.objectives.losses import row_norms
 
     X = np.random.default_rng(5).normal(size=(10_001, 37))
     assert np.array_equal(row_norms(X), np.linalg.norm(X, axis=1))

@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpconvex.constraints import L2Ball, Unconstrained
-from dpconvex.losses import (
+from dpconvex.mechanisms import METHODS
+from dpconvex.objectives.constraints import L2Ball, Unconstrained
+from dpconvex.objectives.losses import (
     AbsoluteErrorLoss,
     HingeLoss,
     HuberizedHingeLoss,
@@ -21,8 +22,7 @@ from dpconvex.losses import (
     QuadraticDistanceLoss,
     SquaredLoss,
 )
-from dpconvex.losses_multiclass import MultinomialLogisticLoss, OneVsRestLoss
-from dpconvex.mechanisms import METHODS
+from dpconvex.objectives.multiclass import MultinomialLogisticLoss, OneVsRestLoss
 from test_losses import _fd_gradient as _fd
 from test_losses import _reference_gradients, _unit
 

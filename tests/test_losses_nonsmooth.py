@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpconvex.constraints import L2Ball
-from dpconvex.losses import LOSSES, AbsoluteErrorLoss, HingeLoss
+from dpconvex.objectives.constraints import L2Ball
+from dpconvex.objectives.losses import LOSSES, AbsoluteErrorLoss, HingeLoss
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(200, 4))

@@ -19,7 +19,6 @@ from dpconvex.accounting import gdp
 from dpconvex.accounting import noisy_sgd as acc
 from dpconvex.accounting.noisy_sgd_bounds import poisson_clt_noise_multiplier
 from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex.losses import HingeLoss, HuberizedHingeLoss, LogisticLoss, QuadraticDistanceLoss
 from dpconvex.mechanisms import auto, noisy_sgd
 from dpconvex.mechanisms.auto import (
     BATCH_COUNTS,
@@ -30,6 +29,7 @@ from dpconvex.mechanisms.auto import (
     SCORES_DETAIL,
     select_configuration,
 )
+from dpconvex.objectives.losses import HingeLoss, HuberizedHingeLoss, LogisticLoss, QuadraticDistanceLoss
 
 COMMON = dict(delta=1e-6)
 

@@ -13,14 +13,14 @@ import re
 import numpy as np
 import pytest
 
-from dpconvex.constraints import L2Ball, LpBall, Unconstrained
-from dpconvex.losses import LogisticLoss, QuadraticDistanceLoss
 from dpconvex.mechanisms import METHODS, outpert_gd
 from dpconvex.mechanisms._geometry import BREGMAN_PROJECTION_MECHANISMS, require_euclidean_projection
 from dpconvex.mechanisms.auto import select_configuration
 from dpconvex.mechanisms.noisy_gd import plan_noisy_gd
 from dpconvex.mechanisms.noisy_sgd import plan_noisy_sgd
-from dpconvex.mirror_maps import PNormPotential
+from dpconvex.objectives.constraints import L2Ball, LpBall, Unconstrained
+from dpconvex.objectives.losses import LogisticLoss, QuadraticDistanceLoss
+from dpconvex.objectives.mirror_maps import PNormPotential
 
 BALL = LpBall(1.0, p=1.1)
 COMMON = dict(loss=LogisticLoss(), l2_regularization=0.1, delta=1e-6, epsilon=1.0, random_state=0)
@@ -88,5 +88,5 @@ def test_euclidean_sets_pass(constraint):
 
 @pytest.mark.parametrize("junk", ["auto", None, 3.0])
 def test_an_object_without_declared_geometry_is_refused_naming_the_parameter(junk):
-    with pytest.raises(ValueError, match="constraint must be a constraint set of dpconvex.constraints"):
+    with pytest.raises(ValueError, match="constraint must be a constraint set of dpconvex.objectives.constraints"):
         require_euclidean_projection(junk, "noisy_gd")

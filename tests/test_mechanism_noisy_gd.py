@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpconvex.constraints import L2Ball
 from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex.losses import LogisticLoss, QuadraticDistanceLoss, SquaredLoss
 from dpconvex.mechanisms import noisy_gd
+from dpconvex.objectives.constraints import L2Ball
+from dpconvex.objectives.losses import LogisticLoss, QuadraticDistanceLoss, SquaredLoss
 
 Z_LIMIT = 4.5
 CHI2_TAIL = 1e-6

@@ -17,11 +17,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from dpconvex import PrivateLogisticRegression, PrivateRidge
 from dpconvex.accounting import gdp
 from dpconvex.accounting import noisy_sgd as acc
-from dpconvex.constraints import L2Ball, Unconstrained
 from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex.losses import LogisticLoss, QuadraticDistanceLoss
 from dpconvex.mechanisms import MECHANISMS, METHODS, auto, noisy_sgd
 from dpconvex.mechanisms.noisy_sgd import default_batch_size, default_epochs, default_step_size, plan_noisy_sgd
+from dpconvex.objectives.constraints import L2Ball, Unconstrained
+from dpconvex.objectives.losses import LogisticLoss, QuadraticDistanceLoss
 
 
 def _data(n=400, d=5, seed=0):
@@ -301,8 +301,8 @@ def test_unequal_last_batch_certificate_covers_the_exact_gaussian_law(n, b, epoc
     # Review of issue 19: with b ∤ n the short last batch is only λ + |B|/b strongly convex, and
     # declaring the full-batch m let bok-cgd certify ε = 1.0 where the exact law gives 1.36.
     from dpconvex.accounting.gdp import gdp_epsilon
-    from dpconvex.constraints import Unconstrained
-    from dpconvex.losses import QuadraticDistanceLoss
+    from dpconvex.objectives.constraints import Unconstrained
+    from dpconvex.objectives.losses import QuadraticDistanceLoss
 
     X = np.zeros((n, 2))
     X[:, 0] = 0.5

@@ -20,11 +20,11 @@ import pytest
 
 from certified import ROUNDING_MARGIN, assert_certified
 from dpconvex.accounting import sensitivity as acc
-from dpconvex.constraints import L2Ball
 from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex.losses import HuberizedHingeLoss, LogisticLoss, QuadraticDistanceLoss, SquaredLoss
 from dpconvex.mechanisms import nsgd, outpert_gd, output_perturbation_sgd, rsgd_ar
 from dpconvex.mechanisms.output_perturbation import VARIANTS
+from dpconvex.objectives.constraints import L2Ball
+from dpconvex.objectives.losses import HuberizedHingeLoss, LogisticLoss, QuadraticDistanceLoss, SquaredLoss
 
 pytestmark = pytest.mark.filterwarnings("error::dpconvex.exceptions.PrivacyLeakWarning")
 

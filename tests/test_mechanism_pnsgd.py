@@ -14,10 +14,10 @@ from scipy import optimize, stats
 
 from dpconvex import PrivateHuberSVC, PrivateLogisticRegression, PrivateRidge
 from dpconvex.accounting import hockey_stick as hs
-from dpconvex.constraints import L2Ball, Unconstrained
-from dpconvex.losses import LogisticLoss, QuadraticDistanceLoss
 from dpconvex.mechanisms import MECHANISMS, pnsgd
 from dpconvex.mechanisms.pnsgd import default_step_size
+from dpconvex.objectives.constraints import L2Ball, Unconstrained
+from dpconvex.objectives.losses import LogisticLoss, QuadraticDistanceLoss
 
 
 def _classification(n=400, d=3, seed=0):

@@ -24,9 +24,9 @@ import pytest
 
 from certified import assert_certified
 from dpconvex.accounting import private_sco
-from dpconvex.constraints import L2Ball
-from dpconvex.losses import HingeLoss, LogisticLoss
 from dpconvex.mechanisms import sco_noisy_sgd
+from dpconvex.objectives.constraints import L2Ball
+from dpconvex.objectives.losses import HingeLoss, LogisticLoss
 
 
 class _RecordingHinge(HingeLoss):

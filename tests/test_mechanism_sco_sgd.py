@@ -2,7 +2,7 @@
 
 Oracles: a literal transcription of Algorithm 1 (projected SGD) with the same random draws; the
 Bregman projection checked by numerical minimisation; the population hinge risk of a synthetic
-task whose minimiser is known (``experiments.sco_risk``).
+task whose minimiser is known (``dpconvex_lab.sco_risk``).
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import pytest
 from scipy import optimize
 
 from dpconvex import PrivateLADRegressor, PrivateLinearSVC, PrivateLogisticRegression
-from dpconvex.constraints import L2Ball, LpBall, Unconstrained
-from dpconvex.experiments.sco_risk import hinge_task, population_excess_risk
-from dpconvex.losses import AbsoluteErrorLoss, HingeLoss
 from dpconvex.mechanisms import MECHANISMS, noisy_gd, sco_noisy_sgd
-from dpconvex.mirror_maps import EuclideanPotential, PNormPotential
+from dpconvex.objectives.constraints import L2Ball, LpBall, Unconstrained
+from dpconvex.objectives.losses import AbsoluteErrorLoss, HingeLoss
+from dpconvex.objectives.mirror_maps import EuclideanPotential, PNormPotential
+from dpconvex_lab.sco_risk import hinge_task, population_excess_risk
 
 
 def _task(n=300, d=3, seed=0):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dpconvex import mechanisms
-from dpconvex.cli import main
+from dpconvex.cli.main import main
 from dpconvex.mechanisms import METHOD_ADVICE, METHODS
 
 ROWS = 300

@@ -1,4 +1,5 @@
-"""The private ``…CV`` estimators of :mod:`dpconvex.model_selection`: certificate, selection, conventions, errors.
+"""The private ``…CV`` estimators of :mod:`dpconvex.estimators.model_selection`: certificate, selection, conventions,
+errors.
 
 Independent references: the certificate is checked against Google's dp-accounting implementation
 of the same theorem (``RepeatAndSelectDpEvent`` over a Gaussian of the certified per-run μ; it
@@ -26,18 +27,18 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import check_regressors_train, parametrize_with_checks
 
-from dpconvex import private_selection
 from dpconvex.accounting import gdp
-from dpconvex.estimators import PrivateLogisticRegression
-from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex.model_selection import (
+from dpconvex.estimators.linear_model import PrivateLogisticRegression
+from dpconvex.estimators.model_selection import (
     CLASSIFIER_GRID,
     RIDGE_GRID,
     PrivateHuberSVCCV,
     PrivateLogisticRegressionCV,
     PrivateRidgeCV,
 )
-from dpconvex.selection_runs import CandidateRuns
+from dpconvex.estimators.selection_runs import CandidateRuns
+from dpconvex.exceptions import PrivacyLeakWarning
+from dpconvex.mechanisms import selection as private_selection
 
 pytestmark = pytest.mark.filterwarnings("error::dpconvex.exceptions.PrivacyLeakWarning")
 
@@ -313,7 +314,7 @@ def test_rows_above_the_norm_bound_are_clipped_once_with_one_warning():
 def test_the_candidates_get_the_clipped_rows_without_a_copy_of_x(monkeypatch, factor):
     """X is clipped once, in the copies of its two parts: the candidate trains on exactly the rows of the
     clipped copy the selection used to make (bit for bit), and the caller's X is left as it was."""
-    from dpconvex._validation import enforce_norm_bound
+    from dpconvex.data.checks import enforce_norm_bound
 
     X, y = _classification()
     X[:20] *= factor / 0.95  # norm 3, or 1 + 1e-15 (above data_norm = 1 by rounding only)

@@ -16,12 +16,13 @@ import numpy as np
 import pytest
 
 from dpconvex import PrivateLogisticRegression
-from dpconvex._validation import check_training_data, check_training_rows, enforce_norm_bound, norm_bound_scale
+from dpconvex.data.checks import check_training_data, check_training_rows, enforce_norm_bound, norm_bound_scale
+from dpconvex.data.in_memory import InMemoryData
+from dpconvex.estimators.model_selection import PrivateLogisticRegressionCV
 from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex.losses import LogisticLoss, QuadraticDistanceLoss, row_norms
-from dpconvex.losses_multiclass import MultinomialLogisticLoss
-from dpconvex.model_selection import PrivateLogisticRegressionCV
-from dpconvex.problem import InMemoryData, Problem
+from dpconvex.mechanisms.problem import Problem
+from dpconvex.objectives.losses import LogisticLoss, QuadraticDistanceLoss, row_norms
+from dpconvex.objectives.multiclass import MultinomialLogisticLoss
 
 COMMON = dict(l2_regularization=1e-3, delta=1e-8, epsilon=1.0)
 

@@ -24,12 +24,12 @@ from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpconvex import PrivateLogisticRegression, PublicSchemaTransformer
-from dpconvex._validation import input_leaks
-from dpconvex.certificate import NO_GUARANTEE
-from dpconvex.cli import main
+from dpconvex.cli.main import main
+from dpconvex.data.checks import input_leaks
 from dpconvex.datasets import ADULT_SCHEMA, TabularSchema, load_adult, load_adult_raw, preprocess, read_csv
 from dpconvex.datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON
 from dpconvex.exceptions import DataDependentPreprocessingWarning, PrivacyLeakWarning
+from dpconvex.privacy.certificate import NO_GUARANTEE
 
 #: Features only; colour has a missing/other slot, age a fill (and so an indicator), income neither.
 SCHEMA = TabularSchema(

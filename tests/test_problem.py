@@ -13,12 +13,13 @@ import warnings
 import numpy as np
 import pytest
 
-import dpconvex.problem as problem_module
-from dpconvex.constraints import L2Ball, Unconstrained
+import dpconvex.mechanisms.problem as problem_module
+from dpconvex.data.in_memory import InMemoryData
 from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex.losses import HingeLoss, LogisticLoss, QuadraticDistanceLoss, SquaredLoss
-from dpconvex.losses_multiclass import MultinomialLogisticLoss
-from dpconvex.problem import PROBLEM_KEYWORDS, DataShape, InMemoryData, PrivacyTarget, Problem
+from dpconvex.mechanisms.problem import PROBLEM_KEYWORDS, DataShape, PrivacyTarget, Problem
+from dpconvex.objectives.constraints import L2Ball, Unconstrained
+from dpconvex.objectives.losses import HingeLoss, LogisticLoss, QuadraticDistanceLoss, SquaredLoss
+from dpconvex.objectives.multiclass import MultinomialLogisticLoss
 
 COMMON = dict(loss=LogisticLoss(), l2_regularization=0.1, delta=1e-6, epsilon=1.0)
 pytestmark = pytest.mark.filterwarnings("error::dpconvex.exceptions.PrivacyLeakWarning")
@@ -211,7 +212,7 @@ def test_the_record_is_frozen():
 def test_the_validated_data_hold_the_norms_of_their_rows(scale, data_norm):
     """from_arrays hands the row norms its check computed to the data (updated for the rows it rescaled):
     bit for bit row_norms of the clipped rows, as the per-example clipping reads them."""
-    from dpconvex.losses import LogisticLoss, row_norms
+    from dpconvex.objectives.losses import LogisticLoss, row_norms
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(2000, 9))

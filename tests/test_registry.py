@@ -13,15 +13,15 @@ import inspect
 import numpy as np
 import pytest
 
-from dpconvex import cli_choices
-from dpconvex._linear_model import BOUNDED_DOMAIN_METHODS, METHOD_OPTIONS, OPTIMISER_OPTIONS
 from dpconvex.audit import soundness
-from dpconvex.constraints import L2Ball
-from dpconvex.estimators import PrivateLogisticRegression
-from dpconvex.losses import HingeLoss, LogisticLoss
+from dpconvex.cli import choices as cli_choices
+from dpconvex.estimators.base import BOUNDED_DOMAIN_METHODS, METHOD_OPTIONS, OPTIMISER_OPTIONS
+from dpconvex.estimators.linear_model import PrivateLogisticRegression
 from dpconvex.mechanisms import MECHANISMS, METHOD_ADVICE, METHODS, REGISTRY, MechanismSpec, output_perturbation_sgd
 from dpconvex.mechanisms._keywords import split_keywords
-from dpconvex.problem import PROBLEM_KEYWORDS, Problem
+from dpconvex.mechanisms.problem import PROBLEM_KEYWORDS, Problem
+from dpconvex.objectives.constraints import L2Ball
+from dpconvex.objectives.losses import HingeLoss, LogisticLoss
 
 pytestmark = pytest.mark.filterwarnings("error::dpconvex.exceptions.PrivacyLeakWarning")
 
@@ -166,7 +166,7 @@ def test_the_estimator_forwards_exactly_the_registered_options(name, monkeypatch
 
 
 def test_the_estimator_validates_x_once(monkeypatch):
-    import dpconvex.problem as problem_module
+    import dpconvex.mechanisms.problem as problem_module
 
     calls = []
     original = problem_module.check_training_data

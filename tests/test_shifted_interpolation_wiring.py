@@ -19,8 +19,8 @@ from certified import assert_certified
 from dpconvex.accounting import gdp
 from dpconvex.accounting import noisy_gd as gd_acc
 from dpconvex.accounting import noisy_sgd as acc
-from dpconvex.cli import main
-from dpconvex.losses_multiclass import MultinomialLogisticLoss
+from dpconvex.cli.main import main
+from dpconvex.objectives.multiclass import MultinomialLogisticLoss
 
 SI = "shifted-interpolation"
 ISSUE = ["account", "noisy-sgd", "--n", "40000", "--batch-size", "400", "--epochs", "100", "--batching", "cyclic",
@@ -233,9 +233,9 @@ def _data(n=200, d=3, seed=0):
 
 
 def test_noisy_sgd_certificate_names_the_winner_and_why_the_others_lost():
-    from dpconvex.constraints import L2Ball
-    from dpconvex.losses import LogisticLoss
     from dpconvex.mechanisms.noisy_sgd import noisy_sgd
+    from dpconvex.objectives.constraints import L2Ball
+    from dpconvex.objectives.losses import LogisticLoss
 
     X, y = _data()
     cert = noisy_sgd(X, y, loss=LogisticLoss(), l2_regularization=0.0, delta=1e-6, sigma=1.0, batching="cyclic",
@@ -256,9 +256,9 @@ def test_noisy_sgd_clipping_keeps_the_bound_for_the_librarys_losses_and_refuses_
     import dataclasses
 
     from dpconvex.accounting import noisy_sgd as accountant
-    from dpconvex.constraints import L2Ball
-    from dpconvex.losses import QuadraticDistanceLoss
     from dpconvex.mechanisms.noisy_sgd import _clipping, noisy_sgd
+    from dpconvex.objectives.constraints import L2Ball
+    from dpconvex.objectives.losses import QuadraticDistanceLoss
 
     X, _ = _data()
     result = noisy_sgd(X, np.zeros(200), loss=QuadraticDistanceLoss(), l2_regularization=0.0, delta=1e-6, sigma=1.0,
@@ -274,9 +274,9 @@ def test_noisy_sgd_clipping_keeps_the_bound_for_the_librarys_losses_and_refuses_
 
 def _event_of():
     """The accountant event of the run above, from its plan (same arguments)."""
-    from dpconvex.constraints import L2Ball
-    from dpconvex.losses import QuadraticDistanceLoss
     from dpconvex.mechanisms.noisy_sgd import plan_noisy_sgd
+    from dpconvex.objectives.constraints import L2Ball
+    from dpconvex.objectives.losses import QuadraticDistanceLoss
 
     return plan_noisy_sgd(200, 3, loss=QuadraticDistanceLoss(), l2_regularization=0.0, delta=1e-6, sigma=1.0,
                           batching="cyclic", batch_size=20, epochs=3, step_size=0.5, constraint=L2Ball(1.0),
@@ -284,9 +284,9 @@ def _event_of():
 
 
 def test_noisy_gd_trainer_fills_the_diameter_and_certifies_with_the_new_bound():
-    from dpconvex.constraints import L2Ball
-    from dpconvex.losses import LogisticLoss
     from dpconvex.mechanisms.noisy_gd import noisy_gd, plan_noisy_gd
+    from dpconvex.objectives.constraints import L2Ball
+    from dpconvex.objectives.losses import LogisticLoss
 
     X, y = _data()
     common = dict(loss=LogisticLoss(), l2_regularization=0.0, delta=1e-6, sigma=0.02, step_size=4.0,

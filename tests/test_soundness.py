@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from certified import assert_certified
-from dpconvex import constraints
 from dpconvex.audit import soundness
 from dpconvex.audit.soundness import ORACLES, NoiselessGenerator, Scenario, search, sweep
-from dpconvex.losses import LOSSES, HuberizedHingeLoss
 from dpconvex.mechanisms import MECHANISMS, METHODS
+from dpconvex.objectives import constraints
+from dpconvex.objectives.losses import LOSSES, HuberizedHingeLoss
 
 #: Floating-point slack: the search reaches the oracles' bounds exactly (ratios 1 ± 1e-14 observed).
 TOLERANCE = 1e-9

@@ -22,12 +22,12 @@ import pytest
 from sklearn.pipeline import make_pipeline
 
 from dpconvex import PrivateLogisticRegression, PublicSchemaTransformer
-from dpconvex.certificate import NO_GUARANTEE
-from dpconvex.cli import main
+from dpconvex.cli.main import main
 from dpconvex.datasets import ADULT_SCHEMA, TabularSchema, preprocess, read_csv
 from dpconvex.datasets.adult import ADULT_COLUMNS
 from dpconvex.datasets.holdout import load_train_test
 from dpconvex.exceptions import DataDependentPreprocessingWarning
+from dpconvex.privacy.certificate import NO_GUARANTEE
 
 DATA = Path(__file__).parent / "data"
 SURVEY, SURVEY_SCHEMA = DATA / "survey_3class.csv", DATA / "survey_3class.schema.json"

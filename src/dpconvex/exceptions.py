@@ -53,7 +53,7 @@ class CalibrationError(RuntimeError):
 class BudgetExceededError(RuntimeError):
     """A planned release would take a privacy ledger past its budget; it must not run.
 
-    Raised by :meth:`dpconvex.ledger.PrivacyLedger.check` *before* the release, under a filter that
+    Raised by :meth:`dpconvex.privacy.ledger.PrivacyLedger.check` *before* the release, under a filter that
     stays valid when the releases and their parameters are chosen adaptively.  Nothing was
     released and the ledger is unchanged.
     """

@@ -8,7 +8,7 @@ intercepts); :mod:`.golden_estimators` the scikit-learn estimators and the priva
 :func:`golden_configurations` lists them all, in the order of the golden file.
 
 Releases depend on ``random_state`` only: every trainer draws its noise (and batches, stopping time,
-validation split, number of selection runs) from ``dpconvex._validation.make_rng(random_state)``,
+validation split, number of selection runs) from ``dpconvex.data.checks.make_rng(random_state)``,
 which seeds a generator from the operating system only for ``random_state=None``, and no
 configuration here passes ``None``.
 """
@@ -20,8 +20,9 @@ from collections.abc import Callable
 from typing import Any
 
 from dpconvex import mechanisms
-from dpconvex.constraints import L2Ball, LpBall
-from dpconvex.losses import (
+from dpconvex.mechanisms.private_mean import private_mean
+from dpconvex.objectives.constraints import L2Ball, LpBall
+from dpconvex.objectives.losses import (
     AbsoluteErrorLoss,
     HingeLoss,
     HuberizedHingeLoss,
@@ -29,9 +30,8 @@ from dpconvex.losses import (
     QuadraticDistanceLoss,
     SquaredLoss,
 )
-from dpconvex.losses_multiclass import MultinomialLogisticLoss
-from dpconvex.mechanisms.private_mean import private_mean
-from dpconvex.mirror_maps import PNormPotential
+from dpconvex.objectives.mirror_maps import PNormPotential
+from dpconvex.objectives.multiclass import MultinomialLogisticLoss
 from golden.golden_accounting import accounting_configurations
 from golden.golden_data import (
     DELTA,

@@ -11,14 +11,14 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from dpconvex.estimators import (
+from dpconvex.estimators.linear_model import (
     PrivateHuberSVC,
     PrivateLADRegressor,
     PrivateLinearSVC,
     PrivateLogisticRegression,
     PrivateRidge,
 )
-from dpconvex.model_selection import (
+from dpconvex.estimators.model_selection import (
     PrivateHuberSVCCV,
     PrivateLogisticRegressionCV,
     PrivateRidgeCV,
@@ -53,7 +53,7 @@ def _fitted(estimator: type, data: Callable[[], tuple], seed: int, **parameters:
 
 
 def estimator_configurations() -> list[GoldenConfiguration]:
-    """The estimators of :mod:`dpconvex.estimators`: methods, intercepts, label sets and multi-class fits."""
+    """The estimators of :mod:`dpconvex.estimators.linear_model`: methods, intercepts, label sets, multi-class fits."""
     binary, multiclass, regression = zero_one_data, multiclass_data, regression_data
     logistic, huber, ridge = PrivateLogisticRegression, PrivateHuberSVC, PrivateRidge
     declared, three = {"classes": [0, 1]}, {"classes": [0, 1, 2]}
@@ -102,7 +102,7 @@ def estimator_configurations() -> list[GoldenConfiguration]:
 
 
 def selection_configurations() -> list[GoldenConfiguration]:
-    """The private selection estimators of :mod:`dpconvex.model_selection`: each law of K, scoring and loss."""
+    """The private selection estimators of :mod:`dpconvex.estimators.model_selection`: each law of K, scoring, loss."""
     binary, multiclass, regression = zero_one_data, multiclass_data, regression_data
     few_runs = {"expected_runs": 4.0}  # the Poisson law draws K = 0 with probability e^-4: seeds below draw K > 0
     table = {

@@ -22,8 +22,8 @@ import numpy as np
 import scipy
 import sklearn
 
-from dpconvex.certificate import PrivacyCertificate
 from dpconvex.exceptions import PrivacyLeakWarning
+from dpconvex.privacy.certificate import PrivacyCertificate
 
 __all__ = [
     "GOLDEN_FILE",
@@ -102,7 +102,7 @@ def json_ready(value: Any) -> Any:
     ----------
     value : Any
         A float, integer, boolean, string or ``None``; an ndarray, list or tuple (a list); a mapping
-        (its keys as strings); a :class:`~dpconvex.certificate.PrivacyCertificate` (its ``to_dict()``)
+        (its keys as strings); a :class:`~dpconvex.privacy.certificate.PrivacyCertificate` (its ``to_dict()``)
         or another dataclass instance (its fields).
 
     Returns

@@ -19,7 +19,7 @@ Accountants, one per mechanism family
     noisy SGD with the fresh-sample rule).
 Private selection
     :mod:`.hyperparameter_tuning` (Papernot & Steinke 2022: the best of a random number of runs of
-    a base mechanism, e.g. the private model selection of :mod:`dpconvex.model_selection`).
+    a base mechanism, e.g. the private model selection of :mod:`dpconvex.estimators.model_selection`).
 Comparison numbers, never certificates
     :mod:`.ye_shokri` (Ye & Shokri 2022 shuffle-and-partition RDP, from the authors' code).
 """

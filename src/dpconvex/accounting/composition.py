@@ -1,10 +1,10 @@
 """Composition of privacy guarantees: GDP, Rényi-DP curves and (ε, δ) pairs.
 
-Pure functions of privacy parameters (no mechanism, no data); :mod:`dpconvex.ledger` composes the
+Pure functions of privacy parameters (no mechanism, no data); :mod:`dpconvex.privacy.ledger` composes the
 certificates of several releases with them.  Every rule here holds for *adaptive* composition
 (each mechanism may be chosen from the outputs of the previous ones) with its parameters fixed in
 advance; what stays valid when the parameters themselves are chosen adaptively (filters) is
-stated in :mod:`dpconvex.ledger`.
+stated in :mod:`dpconvex.privacy.ledger`.
 
 Conventions.
 
@@ -131,7 +131,7 @@ def basic_composition(pairs: Iterable[tuple[float, float]]) -> tuple[float, floa
     Valid for the adaptive composition of (ε_i, δ_i)-DP mechanisms with the pairs fixed in
     advance; Rogers, Roth, Ullman, Vadhan 2016 (arXiv:1605.08294) show the same sums also bound
     a composition whose pairs are chosen adaptively (their basic-composition filter, used by
-    :class:`dpconvex.ledger.PrivacyLedger`).  Sums by ``math.fsum`` (correctly rounded).
+    :class:`dpconvex.privacy.ledger.PrivacyLedger`).  Sums by ``math.fsum`` (correctly rounded).
 
     Parameters
     ----------
@@ -159,7 +159,7 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_slack: floa
     composition of k mechanisms that are each (ε, δ)-DP (homogeneous, fixed in advance).  This is
     the Dwork–Rothblum–Vadhan bound, not the optimal homogeneous composition of Kairouz, Oh,
     Viswanath 2015 (arXiv:1311.0776, Thm 3.3), which is tighter but a sum of binomial terms;
-    :class:`dpconvex.ledger.PrivacyLedger` takes the smaller of this and :func:`basic_composition`.
+    :class:`dpconvex.privacy.ledger.PrivacyLedger` takes the smaller of this and :func:`basic_composition`.
 
     Parameters
     ----------

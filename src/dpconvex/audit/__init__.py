@@ -11,10 +11,10 @@ trainer adding half the noise its certificate assumes; every target's audit must
 
 # Importing the target modules registers the targets (the auto ones last: they reuse the others' pairs).
 # isort: off
-from . import (targets, targets_noisy_sgd, targets_bounded, targets_pnsgd, targets_sco,  # noqa: F401
+from dpconvex.audit import (targets, targets_noisy_sgd, targets_bounded, targets_pnsgd, targets_sco,  # noqa: F401
                targets_auto, targets_regression, targets_multiclass, targets_selection)
 # isort: on
-from .harness import (
+from dpconvex.audit.harness import (
                AUDITS,
                PROFILE_DELTAS,
                AuditResult,
@@ -25,8 +25,8 @@ from .harness import (
                register,
                run_audit,
 )
-from .law import LawCheckResult, run_law_check
-from .statistics import clopper_pearson_upper, epsilon_lower_bound, profile_margins
+from dpconvex.audit.law import LawCheckResult, run_law_check
+from dpconvex.audit.statistics import clopper_pearson_upper, epsilon_lower_bound, profile_margins
 
 __all__ = [
     "AUDITS",

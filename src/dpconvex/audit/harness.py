@@ -31,8 +31,8 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
-from ..mechanisms import TrainingResult
-from .statistics import epsilon_lower_bound, profile_margins
+from dpconvex.audit.statistics import epsilon_lower_bound, profile_margins
+from dpconvex.mechanisms import TrainingResult
 
 __all__ = ["NeighbourPair", "AuditTarget", "AuditResult", "AUDITS", "PROFILE_DELTAS", "register", "noise_mutant",
            "privacy_profile", "run_audit"]

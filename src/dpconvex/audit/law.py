@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
-from .harness import AUDITS, AuditTarget
+from dpconvex.audit.harness import AUDITS, AuditTarget
 
 __all__ = ["LawCheckResult", "run_law_check"]
 

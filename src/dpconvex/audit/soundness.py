@@ -48,14 +48,14 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize
 
-from .. import constraints as constraints_module
-from ..accounting.gdp import gd_contraction
-from ..accounting.sensitivity import SGDSchedule, sensitivity_vector
-from ..certificate import PrivacyCertificate
-from ..losses import LOSSES, Loss
-from ..mechanisms import METHODS
-from ..mechanisms.noisy_sgd import _poisson_batches_from_gaps
-from ..mirror_maps import PNormPotential
+from dpconvex.accounting.gdp import gd_contraction
+from dpconvex.accounting.sensitivity import SGDSchedule, sensitivity_vector
+from dpconvex.mechanisms import METHODS
+from dpconvex.mechanisms.noisy_sgd import _poisson_batches_from_gaps
+from dpconvex.objectives import constraints as constraints_module
+from dpconvex.objectives.losses import LOSSES, Loss
+from dpconvex.objectives.mirror_maps import PNormPotential
+from dpconvex.privacy.certificate import PrivacyCertificate
 
 __all__ = ["NoiselessGenerator", "Scenario", "SearchResult", "ORACLES", "scenarios", "search", "example_constraints"]
 
@@ -138,7 +138,7 @@ class NoiselessGenerator(np.random.Generator):
 
 
 def example_constraints() -> list:
-    """One instance of every constraint type of :data:`dpconvex.constraints.Constraint`, small radius."""
+    """One instance of every constraint type of :data:`dpconvex.objectives.constraints.Constraint`, small radius."""
     examples = []
     for kind in typing.get_args(constraints_module.Constraint):
         names = [f.name for f in fields(kind)]

@@ -10,10 +10,10 @@ from functools import cache
 
 import numpy as np
 
-from ..constraints import Unconstrained
-from ..losses import LogisticLoss, QuadraticDistanceLoss
-from ..mechanisms import MECHANISMS, noisy_gd
-from .harness import AuditTarget, NeighbourPair, register
+from dpconvex.audit.harness import AuditTarget, NeighbourPair, register
+from dpconvex.mechanisms import MECHANISMS, noisy_gd
+from dpconvex.objectives.constraints import Unconstrained
+from dpconvex.objectives.losses import LogisticLoss, QuadraticDistanceLoss
 
 __all__ = ["NOISY_GD_SETTING", "LOGISTIC_SETTING"]
 

@@ -60,14 +60,14 @@ from __future__ import annotations
 
 from functools import cache
 
-from ..constraints import L2Ball
-from ..losses import HingeLoss, HuberizedHingeLoss
-from ..mechanisms import auto, noisy_sgd, sco_noisy_sgd
-from ..mechanisms.auto import AutoChoice, select_configuration
-from .harness import AuditTarget, NeighbourPair, register
-from .targets import NOISY_GD_SETTING, _canary_pair
-from .targets_noisy_sgd import _POISSON_PROFILE
-from .targets_sco import _pair as _hinge_pair
+from dpconvex.audit.harness import AuditTarget, NeighbourPair, register
+from dpconvex.audit.targets import NOISY_GD_SETTING, _canary_pair
+from dpconvex.audit.targets_noisy_sgd import _POISSON_PROFILE
+from dpconvex.audit.targets_sco import _pair as _hinge_pair
+from dpconvex.mechanisms import auto, noisy_sgd, sco_noisy_sgd
+from dpconvex.mechanisms.auto import AutoChoice, select_configuration
+from dpconvex.objectives.constraints import L2Ball
+from dpconvex.objectives.losses import HingeLoss, HuberizedHingeLoss
 
 __all__ = ["HUBER_H", "HINGE_CONSTRAINT", "auto_choice", "auto_pair", "auto_loss", "auto_hinge_step",
            "run_auto_configuration", "run_auto_hinge"]

@@ -41,11 +41,11 @@ from functools import cache
 
 import numpy as np
 
-from ..constraints import L2Ball
-from ..losses import HuberizedHingeLoss
-from ..mechanisms import noisy_sgd
-from .harness import AuditTarget, NeighbourPair, register
-from .targets import NOISY_GD_SETTING
+from dpconvex.audit.harness import AuditTarget, NeighbourPair, register
+from dpconvex.audit.targets import NOISY_GD_SETTING
+from dpconvex.mechanisms import noisy_sgd
+from dpconvex.objectives.constraints import L2Ball
+from dpconvex.objectives.losses import HuberizedHingeLoss
 
 __all__ = ["BOUNDED_SETTING", "RADIUS", "bounded_kwargs", "bounded_pair"]
 

@@ -4,7 +4,7 @@ For a K-class loss ``auto`` trains what it trains for a binary smooth loss (:mod
 :func:`~dpconvex.mechanisms.noisy_sgd` with Poisson batches and ``output="tail_average"``,
 certified by composition (PLD, replace-one), at the batch size, step, passes, clip norm and λ that
 :func:`~dpconvex.mechanisms.auto.select_configuration` picks, now for the flat parameter of
-dimension d·K (:meth:`~dpconvex.losses.Loss.parameter_dimension`) and the K-class constants.  Each
+dimension d·K (:meth:`~dpconvex.objectives.losses.Loss.parameter_dimension`) and the K-class constants.  Each
 target asks ``select_configuration`` for that choice on its problem (d = 2, ε = 3, δ = 1e-3 as in
 :data:`.targets.NOISY_GD_SETTING`; K = :data:`N_CLASSES` = 3) and trains exactly ``auto``'s call of
 noisy_sgd with σ as a parameter (the halved-noise mutant scales it) and σ itself the one ``auto``
@@ -45,7 +45,7 @@ calibrated noise (ησ/b ≈ 2 per coordinate and step) keeps the predictions ne
 signal at ≈ 0.58·S_g: the halved-noise mutant then exceeded the certificate by only +0.08 ± 0.03
 at 12,000 runs (8 seeded audits; false passes ≈ 0.1 %).  S_g itself is approached only when both
 canaries are predicted confidently as the same wrong class while x − x' is long
-(:mod:`dpconvex.losses_multiclass`), which needs other records to drive W against the noise.
+(:mod:`dpconvex.objectives.multiclass`), which needs other records to drive W against the noise.
 
 *Canary.*  49 records e₁ of class 2 and x = (cos a, sin a) of class 1 in row 0, replaced by
 x' = (cos a, −sin a), a = 60°.  The records (about b per batch) drive column 2 along e₁: as they
@@ -78,14 +78,14 @@ from functools import cache, partial
 
 import numpy as np
 
-from ..losses import HuberizedHingeLoss, Loss
-from ..losses_multiclass import MultinomialLogisticLoss, OneVsRestLoss
-from ..mechanisms import TrainingResult, auto, noisy_sgd
-from ..mechanisms.auto import AutoChoice, select_configuration
-from .harness import PROFILE_DELTAS, AuditTarget, NeighbourPair, register
-from .targets import NOISY_GD_SETTING, _canary_pair
-from .targets_auto import HUBER_H
-from .targets_noisy_sgd import _POISSON_PROFILE
+from dpconvex.audit.harness import PROFILE_DELTAS, AuditTarget, NeighbourPair, register
+from dpconvex.audit.targets import NOISY_GD_SETTING, _canary_pair
+from dpconvex.audit.targets_auto import HUBER_H
+from dpconvex.audit.targets_noisy_sgd import _POISSON_PROFILE
+from dpconvex.mechanisms import TrainingResult, auto, noisy_sgd
+from dpconvex.mechanisms.auto import AutoChoice, select_configuration
+from dpconvex.objectives.losses import HuberizedHingeLoss, Loss
+from dpconvex.objectives.multiclass import MultinomialLogisticLoss, OneVsRestLoss
 
 __all__ = ["N_CLASSES", "MULTINOMIAL_SETTING", "MulticlassTarget", "MULTICLASS_TARGETS", "multiclass_loss",
            "multiclass_pair", "multiclass_choice", "run_multiclass_configuration"]

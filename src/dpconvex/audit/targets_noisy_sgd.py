@@ -22,11 +22,11 @@ from functools import cache
 
 import numpy as np
 
-from ..constraints import Unconstrained
-from ..losses import QuadraticDistanceLoss
-from ..mechanisms import noisy_sgd
-from .harness import PROFILE_DELTAS, AuditTarget, register
-from .targets import NOISY_GD_SETTING, _canary_pair, _last_batch_canary_pair
+from dpconvex.audit.harness import PROFILE_DELTAS, AuditTarget, register
+from dpconvex.audit.targets import NOISY_GD_SETTING, _canary_pair, _last_batch_canary_pair
+from dpconvex.mechanisms import noisy_sgd
+from dpconvex.objectives.constraints import Unconstrained
+from dpconvex.objectives.losses import QuadraticDistanceLoss
 
 __all__: list[str] = []
 

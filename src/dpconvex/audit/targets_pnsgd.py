@@ -19,11 +19,11 @@ from functools import cache
 
 import numpy as np
 
-from ..constraints import L2Ball
-from ..losses import QuadraticDistanceLoss
-from ..mechanisms import pnsgd
-from .harness import AuditTarget, NeighbourPair, register
-from .targets import NOISY_GD_SETTING, _canary_pair
+from dpconvex.audit.harness import AuditTarget, NeighbourPair, register
+from dpconvex.audit.targets import NOISY_GD_SETTING, _canary_pair
+from dpconvex.mechanisms import pnsgd
+from dpconvex.objectives.constraints import L2Ball
+from dpconvex.objectives.losses import QuadraticDistanceLoss
 
 __all__: list[str] = []
 

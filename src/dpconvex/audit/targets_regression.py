@@ -25,14 +25,14 @@ from functools import cache
 
 import numpy as np
 
-from ..certificate import PrivacyCertificate
-from ..losses import SquaredLoss
-from ..mechanisms import TrainingResult, auto, noisy_sgd
-from ..mechanisms.auto import AutoChoice, select_configuration
-from ..mechanisms.private_mean import MEAN_THEOREM, private_mean
-from .harness import AuditTarget, NeighbourPair, register
-from .targets import NOISY_GD_SETTING, _canary_pair
-from .targets_noisy_sgd import _POISSON_PROFILE
+from dpconvex.audit.harness import AuditTarget, NeighbourPair, register
+from dpconvex.audit.targets import NOISY_GD_SETTING, _canary_pair
+from dpconvex.audit.targets_noisy_sgd import _POISSON_PROFILE
+from dpconvex.mechanisms import TrainingResult, auto, noisy_sgd
+from dpconvex.mechanisms.auto import AutoChoice, select_configuration
+from dpconvex.mechanisms.private_mean import MEAN_THEOREM, private_mean
+from dpconvex.objectives.losses import SquaredLoss
+from dpconvex.privacy.certificate import PrivacyCertificate
 
 __all__ = ["MEAN_EPSILON", "mean_pair", "run_private_mean", "ridge_choice", "run_auto_ridge"]
 

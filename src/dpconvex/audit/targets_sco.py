@@ -30,11 +30,11 @@ from functools import cache
 
 import numpy as np
 
-from ..constraints import L2Ball
-from ..losses import HingeLoss
-from ..mechanisms import sco_noisy_sgd
-from .harness import AuditTarget, NeighbourPair, register
-from .targets import NOISY_GD_SETTING
+from dpconvex.audit.harness import AuditTarget, NeighbourPair, register
+from dpconvex.audit.targets import NOISY_GD_SETTING
+from dpconvex.mechanisms import sco_noisy_sgd
+from dpconvex.objectives.constraints import L2Ball
+from dpconvex.objectives.losses import HingeLoss
 
 __all__: list[str] = []
 

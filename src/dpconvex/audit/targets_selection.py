@@ -1,13 +1,13 @@
 """Audit targets for private model selection: a validation record that flips which λ wins.
 
-``selection`` and ``selection-geometric`` run what :meth:`~dpconvex.model_selection.PrivateSelectionCV.fit`
-runs, from the same code (:mod:`dpconvex.private_selection`): the runs
-(:func:`~dpconvex.private_selection.validation_run`: the candidate trained on the training part by the
+``selection`` and ``selection-geometric`` run what :meth:`~dpconvex.estimators.model_selection.PrivateSelectionCV.fit`
+runs, from the same code (:mod:`dpconvex.mechanisms.selection`): the runs
+(:func:`~dpconvex.mechanisms.selection.validation_run`: the candidate trained on the training part by the
 real noisy_gd trainer, its accuracy on the validation part plus N(0, (Δ/μ)²)), the best of K of them
-(:func:`~dpconvex.private_selection.best_of_random_runs`), the per-run budget
-(:func:`~dpconvex.private_selection.calibrate_per_run_mu` over
-:func:`~dpconvex.private_selection.base_mu`) and the certificate
-(:func:`~dpconvex.private_selection.selection_certificate`), at ε = 3, δ = 1e-3 as every other
+(:func:`~dpconvex.mechanisms.selection.best_of_random_runs`), the per-run budget
+(:func:`~dpconvex.mechanisms.selection.calibrate_per_run_mu` over
+:func:`~dpconvex.mechanisms.selection.base_mu`) and the certificate
+(:func:`~dpconvex.mechanisms.selection.selection_certificate`), at ε = 3, δ = 1e-3 as every other
 target (:data:`.targets.NOISY_GD_SETTING`).  The split is fixed (the training rows, then one
 validation row): the estimator draws its split independently of the data and the guarantee holds
 for every split, so auditing one split audits the mechanism conditionally on it.  The candidates are
@@ -50,13 +50,13 @@ from functools import cache, partial
 import numpy as np
 from numpy.typing import NDArray
 
-from ..accounting import hyperparameter_tuning as tuning
-from ..accounting.noisy_gd import NoisyGDEvent
-from ..constraints import L2Ball
-from ..losses import SquaredLoss
-from ..mechanisms import TrainingResult, noisy_gd
-from ..mechanisms.noisy_gd import plan_noisy_gd
-from ..private_selection import (
+from dpconvex.accounting import hyperparameter_tuning as tuning
+from dpconvex.accounting.noisy_gd import NoisyGDEvent
+from dpconvex.audit.harness import AuditTarget, NeighbourPair, register
+from dpconvex.audit.targets import NOISY_GD_SETTING
+from dpconvex.mechanisms import TrainingResult, noisy_gd
+from dpconvex.mechanisms.noisy_gd import plan_noisy_gd
+from dpconvex.mechanisms.selection import (
     SCORINGS,
     base_mu,
     best_of_random_runs,
@@ -65,8 +65,8 @@ from ..private_selection import (
     selection_certificate,
     validation_run,
 )
-from .harness import AuditTarget, NeighbourPair, register
-from .targets import NOISY_GD_SETTING
+from dpconvex.objectives.constraints import L2Ball
+from dpconvex.objectives.losses import SquaredLoss
 
 __all__ = ["SELECTION_LAWS", "SELECTION_SETTING", "LinearClassifier", "candidate_options", "candidate_sigma",
            "selection_pair", "selection_release"]

@@ -1,7 +1,7 @@
 """The feature map of a :class:`~dpconvex.datasets.tabular.TabularSchema`, record by record, and its cell parsers.
 
 One code path: :func:`~dpconvex.datasets.tabular.preprocess` (hence ``load_adult`` and
-``dpconvex train --csv``) and :class:`~dpconvex.preprocessing.PublicSchemaTransformer` both call
+``dpconvex train --csv``) and :class:`~dpconvex.estimators.preprocessing.PublicSchemaTransformer` both call
 :func:`encode`, and :func:`~dpconvex.datasets.csv_reader.read_csv` parses cells with the same
 :func:`text_cells` / :func:`numbers`; the label map of the target column is
 :mod:`dpconvex.datasets.labels` (:func:`~dpconvex.datasets.labels.encode_labels`). Every output row

@@ -8,12 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.model_selection import train_test_split
 
+from dpconvex.datasets.adult import ADULT_SCHEMA, load_adult
+from dpconvex.datasets.csv_reader import read_csv
+from dpconvex.datasets.labels import check_task
+from dpconvex.datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON, TabularSchema, preprocess
 from dpconvex.exceptions import DataDependentPreprocessingWarning
-
-from .adult import ADULT_SCHEMA, load_adult
-from .csv_reader import read_csv
-from .labels import check_task
-from .tabular import DATA_DEPENDENT_SCHEMA_REASON, TabularSchema, preprocess
 
 __all__ = ["HELD_OUT_NOTE", "INFERRED_SCHEMA_REASON", "TrainTestSplit", "load_train_test"]
 
@@ -50,7 +49,7 @@ class TrainTestSplit:
         and Adult, the schema's ``classes`` for a multi-class one; ``()`` for regression.
     reasons : tuple of str
         Why a model trained on ``X_train`` has no differential-privacy guarantee, for
-        :meth:`~dpconvex.certificate.PrivacyCertificate.without_guarantee`; empty when it has one.
+        :meth:`~dpconvex.privacy.certificate.PrivacyCertificate.without_guarantee`; empty when it has one.
     target_bounds : tuple of float or None
         Regression: the target's range ``(lower, upper)``, the schema's ``target_bounds`` or, without a
         schema, the target's min and max (read from the data: then ``reasons`` says so); None for

@@ -68,8 +68,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr, ndtri
 
-from dpconvex._validation import make_rng
 from dpconvex.accounting._checks import check_delta, check_positive
+from dpconvex.data.checks import make_rng
 
 __all__ = ["COUNT_SENSITIVITY", "EMPTY_BIN_RATE", "MIN_PRESENT_SDS", "count_noise", "grid_edges", "private_bounds",
            "select_partitions", "selection_threshold", "threshold_delta"]

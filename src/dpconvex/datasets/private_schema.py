@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpconvex._validation import make_rng
 from dpconvex.accounting._checks import check_delta, check_positive
 from dpconvex.accounting.gdp import gdp_epsilon
+from dpconvex.data.checks import make_rng
 from dpconvex.datasets.encoding import parse_numbers, require_columns, text_cells
 from dpconvex.datasets.private_counts import (
     MIN_PRESENT_SDS,

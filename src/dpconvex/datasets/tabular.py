@@ -11,7 +11,7 @@ other records, so the preprocessing costs no privacy. A schema *inferred* from t
 :class:`~dpconvex.exceptions.DataDependentPreprocessingWarning`; a model trained on its output
 has no differential-privacy guarantee (ε = inf). The feature map itself is
 :func:`~dpconvex.datasets.encoding.encode`, shared with
-:class:`~dpconvex.preprocessing.PublicSchemaTransformer`.
+:class:`~dpconvex.estimators.preprocessing.PublicSchemaTransformer`.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class TabularSchema:
     ----------
     target : str or None
         Name of the label column; None for a schema of the features only (as built by
-        :meth:`~dpconvex.preprocessing.PublicSchemaTransformer.from_dataframe`), which
+        :meth:`~dpconvex.estimators.preprocessing.PublicSchemaTransformer.from_dataframe`), which
         :func:`preprocess` refuses.
     positive_label : str or None, default None
         Binary schema: the value of ``target`` mapped to +1; every other value is mapped to -1
@@ -381,7 +381,7 @@ def preprocess(frame: pd.DataFrame, schema: TabularSchema, *,
     """Encode a data frame as unit-norm feature rows and labels ({-1, +1}, the declared classes, or numbers).
 
     The features are :func:`~dpconvex.datasets.encoding.encode`'s (the feature map of
-    :class:`~dpconvex.preprocessing.PublicSchemaTransformer`): numerical columns scaled to
+    :class:`~dpconvex.estimators.preprocessing.PublicSchemaTransformer`): numerical columns scaled to
     [0, 1] by their declared bounds (out-of-bounds values clipped with a
     :class:`~dpconvex.exceptions.PrivacyLeakWarning` giving the count; missing cells filled as
     declared in ``schema.numeric_fill``), categorical columns one-hot encoded (missing and
@@ -405,7 +405,7 @@ def preprocess(frame: pd.DataFrame, schema: TabularSchema, *,
         A schema with ``data_dependent=True`` (read from the private data, e.g. by
         :meth:`TabularSchema.infer`) is refused unless this is True: no model trained on its output
         has a privacy guarantee, so whoever opts in must void the certificate
-        (:meth:`~dpconvex.certificate.PrivacyCertificate.without_guarantee`), as ``dpconvex train``
+        (:meth:`~dpconvex.privacy.certificate.PrivacyCertificate.without_guarantee`), as ``dpconvex train``
         does.
 
     Returns

@@ -4,13 +4,13 @@ Every method is listed once, in ``dpconvex.mechanisms.registry.REGISTRY`` (one `
 each); the tables below are views of it.
 """
 
-from .auto import auto
-from .noisy_gd import TrainingResult, noisy_gd
-from .noisy_sgd import noisy_sgd
-from .output_perturbation import nsgd, outpert_gd, output_perturbation_sgd, rsgd_ar
-from .pnsgd import pnsgd
-from .registry import REGISTRY, MechanismSpec
-from .sco_sgd import sco_noisy_sgd
+from dpconvex.mechanisms.auto import auto
+from dpconvex.mechanisms.noisy_gd import TrainingResult, noisy_gd
+from dpconvex.mechanisms.noisy_sgd import noisy_sgd
+from dpconvex.mechanisms.output_perturbation import nsgd, outpert_gd, output_perturbation_sgd, rsgd_ar
+from dpconvex.mechanisms.pnsgd import pnsgd
+from dpconvex.mechanisms.registry import REGISTRY, MechanismSpec
+from dpconvex.mechanisms.sco_sgd import sco_noisy_sgd
 
 #: Every ``method`` the estimators and CLI accept, by name: the public keyword trainer of each
 #: mechanism plus ``"auto"`` (the default), which configures noisy SGD by a stated utility bound, or

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..accounting.best_of import PrivacyAccount
-from ..certificate import PrivacyCertificate
-from ..problem import Problem
+from dpconvex.accounting.best_of import PrivacyAccount
+from dpconvex.mechanisms.problem import Problem
+from dpconvex.privacy.certificate import PrivacyCertificate
 
 __all__ = ["TUNING_CONDITION", "certify"]
 
@@ -15,6 +15,7 @@ __all__ = ["TUNING_CONDITION", "certify"]
 TUNING_CONDITION = (
     "hyperparameters (epsilon, delta, lambda, the method and its options) chosen without looking at the private "
     "data: tuning them on it (e.g. GridSearchCV over a private estimator) is not covered: epsilon counts this one "
+    # the old import path, kept so that certificates stay bit for bit what they were (it still imports)
     "fit; tune lambda with the CV estimators of dpconvex.model_selection (PrivateLogisticRegressionCV, "
     "PrivateHuberSVCCV, PrivateRidgeCV), whose certificate covers the selection"
 )
@@ -22,7 +23,7 @@ TUNING_CONDITION = (
 
 def certify(mechanism: str, privacy: PrivacyAccount, problem: Problem, assumptions: dict[str, Any], *,
             sigma: float, iterations: int, **details: Any) -> PrivacyCertificate:
-    """The :class:`~dpconvex.certificate.PrivacyCertificate` of one run.
+    """The :class:`~dpconvex.privacy.certificate.PrivacyCertificate` of one run.
 
     Parameters
     ----------
@@ -32,8 +33,8 @@ def certify(mechanism: str, privacy: PrivacyAccount, problem: Problem, assumptio
         The accountant's statement: ε, δ, the bound, its theorem and conditions, the RDP order,
         the conversion and every candidate bound's ε.
     problem : Problem
-        The problem trained; its :meth:`~dpconvex.problem.Problem.declared_assumptions` open the
-        certificate's assumptions, and its :meth:`~dpconvex.problem.Problem.large_delta` (a target
+        The problem trained; its :meth:`~dpconvex.mechanisms.problem.Problem.declared_assumptions` open the
+        certificate's assumptions, and its :meth:`~dpconvex.mechanisms.problem.Problem.large_delta` (a target
         δ ≥ 1/n permits releasing a record outright) opens the notes.
     assumptions : dict
         The mechanism's own numbers (constants, step size, schedule, what was released, ...).

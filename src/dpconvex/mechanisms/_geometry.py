@@ -6,7 +6,7 @@ projection Π_C is non-expansive in ℓ2 (or that C has a finite ℓ2 diameter):
 Chourasia et al.'s contractive iterations need φ∘Π_C to be c-Lipschitz, Chen et al.'s sensitivity
 vector multiplies by ρ at each projected step, and Asoodeh et al.'s contraction coefficient uses
 diam(K).  The Euclidean projection onto a closed convex set is 1-Lipschitz in ℓ2; the rescaling
-onto an ℓ_p ball (p < 2) is not (:class:`dpconvex.constraints.LpBall`), so those certificates would
+onto an ℓ_p ball (p < 2) is not (:class:`dpconvex.objectives.constraints.LpBall`), so those certificates would
 understate ε.  ``sco_noisy_sgd`` is the exception: its single-use bound is one Gaussian mechanism at
 the step that reads the changed record, and every later step (mirror map, Bregman projection) is
 post-processing, so no property of the projection enters.
@@ -14,7 +14,7 @@ post-processing, so no property of the projection enters.
 
 from __future__ import annotations
 
-from ..constraints import Constraint
+from dpconvex.objectives.constraints import Constraint
 
 __all__ = ["BREGMAN_PROJECTION_MECHANISMS", "require_euclidean_projection"]
 
@@ -42,7 +42,7 @@ def require_euclidean_projection(constraint: Constraint, mechanism: str) -> None
     if euclidean is True:
         return
     if euclidean is None:
-        raise ValueError(f"constraint must be a constraint set of dpconvex.constraints (declaring "
+        raise ValueError(f"constraint must be a constraint set of dpconvex.objectives.constraints (declaring "
                          f"euclidean_projection); {mechanism} got {constraint!r}.")
     raise ValueError(
         f"{mechanism} does not accept constraint={constraint.describe()}: its projection is not the Euclidean "

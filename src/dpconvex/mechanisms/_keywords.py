@@ -1,7 +1,7 @@
 """The public trainers' keyword interface: their arguments become one problem record and the mechanism's options.
 
 Every public trainer (``noisy_gd(X, y, *, loss=..., ...)``) has the signature :func:`keyword_signature`
-builds from the two places that define its keywords: :meth:`dpconvex.problem.Problem.from_arrays` (the
+builds from the two places that define its keywords: :meth:`dpconvex.mechanisms.problem.Problem.from_arrays` (the
 data and the problem's keywords) and the mechanism's ``plan(problem, *, ...)`` (its options and their
 defaults).  Its body passes its arguments to :func:`train_with_keywords`, which validates the data once
 and runs the mechanism's ``plan`` and ``train``.  The planners of a data shape
@@ -16,9 +16,9 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from .._validation import is_dask_collection
-from ..losses import Loss
-from ..problem import PROBLEM_KEYWORDS, DataShape, PrivacyTarget, Problem
+from dpconvex.data.checks import is_dask_collection
+from dpconvex.mechanisms.problem import PROBLEM_KEYWORDS, DataShape, PrivacyTarget, Problem
+from dpconvex.objectives.losses import Loss
 
 __all__ = ["RANDOM_STATE", "keyword_signature", "split_keywords", "train_with_keywords", "plan_for_shape",
            "data_backend", "require_backend"]
@@ -35,8 +35,8 @@ def keyword_signature(plan: Callable[..., Any], **defaults: Any
     """Decorator: the public trainer ``trainer(**arguments)`` of the mechanism planned by ``plan``, with its signature.
 
     The signature is ``(X, y, *, <problem keywords>, <options>, random_state=None)``: the parameters
-    of :meth:`~dpconvex.problem.Problem.from_arrays` but ``require_smooth`` (the data and
-    :data:`~dpconvex.problem.PROBLEM_KEYWORDS`), then the keyword-only parameters of
+    of :meth:`~dpconvex.mechanisms.problem.Problem.from_arrays` but ``require_smooth`` (the data and
+    :data:`~dpconvex.mechanisms.problem.PROBLEM_KEYWORDS`), then the keyword-only parameters of
     ``plan(problem, *, ...)`` (the mechanism's options, with their defaults), then
     :data:`RANDOM_STATE`.  It is the trainer's ``__signature__`` (what :func:`inspect.signature`,
     ``help`` and the API reference show); a call is bound to it as to any function's (an unknown,
@@ -92,7 +92,7 @@ def keyword_signature(plan: Callable[..., Any], **defaults: Any
 def split_keywords(arguments: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split a public trainer's arguments into the problem's keywords and the rest (the mechanism's options).
 
-    The problem's keywords are :data:`~dpconvex.problem.PROBLEM_KEYWORDS`.
+    The problem's keywords are :data:`~dpconvex.mechanisms.problem.PROBLEM_KEYWORDS`.
     """
     declaration = {name: value for name, value in arguments.items() if name in PROBLEM_KEYWORDS}
     return declaration, {name: value for name, value in arguments.items() if name not in PROBLEM_KEYWORDS}
@@ -102,7 +102,7 @@ def data_backend(data: object) -> str:
     """The data backend of ``data``, told without reading it: ``"dask"`` for a dask collection, else its ``backend``.
 
     ``data`` is what a trainer was handed (arrays, a dask array or DataFrame, a
-    :class:`~dpconvex.data_dask.DaskData`) or a problem's data (``InMemoryData``, ``DaskData``,
+    :class:`~dpconvex.data.dask_data.DaskData`) or a problem's data (``InMemoryData``, ``DaskData``,
     ``DataShape``); anything without a ``backend`` of its class is ``"numpy"``.
     """
     return "dask" if is_dask_collection(data) else getattr(type(data), "backend", "numpy")
@@ -120,8 +120,8 @@ def require_backend(method: str, data: object, loss: Loss) -> None:
     backend = data_backend(data)
     if backend == "numpy":  # every method reads memory (tests/test_registry.py)
         return
-    from .auto import trained_method  # auto and the registry import this module
-    from .registry import REGISTRY
+    from dpconvex.mechanisms.auto import trained_method  # auto and the registry import this module
+    from dpconvex.mechanisms.registry import REGISTRY
 
     if method == "auto":
         method = trained_method(loss)
@@ -148,7 +148,7 @@ def train_with_keywords(method: str, plan: Callable, train: Callable, arguments:
         The trainer's arguments by name (its ``locals()`` on entry): ``X``, ``y``,
         ``random_state``, the problem's keywords and the mechanism's options.
     require_smooth : bool
-        Passed to :meth:`~dpconvex.problem.Problem.from_arrays`.
+        Passed to :meth:`~dpconvex.mechanisms.problem.Problem.from_arrays`.
 
     Returns
     -------

@@ -32,14 +32,14 @@ bounds enter; the data never do.  The chosen σ is then calibrated exactly (PLD)
 approximation only affects the choice, never the certificate.
 
 Clipping (margin losses ℓ = φ(y·θᵀx)).  Every per-example gradient is clipped at
-C = |φ'(0)|·X (:meth:`~dpconvex.losses.Loss.gradient_norm_at_zero`, X = ``data_norm``) when that is
+C = |φ'(0)|·X (:meth:`~dpconvex.objectives.losses.Loss.gradient_norm_at_zero`, X = ``data_norm``) when that is
 below L: the sensitivity becomes 2C (noisy_sgd's ``clip_norm``), no gradient changes at θ₀ = 0, and
 the run descends the convex loss with φ' capped at −C/‖x‖ — the logistic loss wherever the model
 classifies the example with margin ≥ 0 (C = X/2, half the noise), linear beyond.  For the
 huberised hinge |φ'(0)| = 1: C = L, nothing changes.  Measured on UCI Adult (5 folds × 2 seeds,
 δ = 1e-8, logistic, ε = 0.05): 79.4 % at C = L, η = 1/M; 80.7 % with C = X/2 and η ≈ 2/M at the
 same batches; halving the noise alone did not help at η = 1/M (the run was step-limited).
-K-class losses (:mod:`dpconvex.losses_multiclass`): one-vs-rest clips each class's block at
+K-class losses (:mod:`dpconvex.objectives.multiclass`): one-vs-rest clips each class's block at
 |φ'(0)|·X (a convex loss again); softmax cross-entropy is clipped at its gradient norm at W = 0,
 X·√((K − 1)/K) < L = √2·X, where for K ≥ 3 the clipped field is no convex loss's gradient — the
 composition certificate does not need one (its derivation note has the measurements).
@@ -65,22 +65,22 @@ from typing import Any
 
 import numpy as np
 
-from ..accounting import gdp
-from ..accounting.noisy_sgd_bounds import poisson_clt_noise_multiplier
-from ..constraints import L2Ball, Unconstrained
-from ..exceptions import LowUtilityWarning
-from ..losses import Loss
-from ..problem import Problem
-from ._geometry import require_euclidean_projection
-from ._keywords import keyword_signature, plan_for_shape, require_backend, train_with_keywords
-from .do_no_harm import harm_warning
-from .noisy_gd import TrainingResult, comparator_norm_bound
-from .noisy_sgd import NoisySGDPlan
-from .noisy_sgd import plan as noisy_sgd_plan
-from .noisy_sgd import train as noisy_sgd_train
-from .sco_sgd import SCOPlan
-from .sco_sgd import plan as sco_plan
-from .sco_sgd import train as sco_train
+from dpconvex.accounting import gdp
+from dpconvex.accounting.noisy_sgd_bounds import poisson_clt_noise_multiplier
+from dpconvex.exceptions import LowUtilityWarning
+from dpconvex.mechanisms._geometry import require_euclidean_projection
+from dpconvex.mechanisms._keywords import keyword_signature, plan_for_shape, require_backend, train_with_keywords
+from dpconvex.mechanisms.do_no_harm import harm_warning
+from dpconvex.mechanisms.noisy_gd import TrainingResult, comparator_norm_bound
+from dpconvex.mechanisms.noisy_sgd import NoisySGDPlan
+from dpconvex.mechanisms.noisy_sgd import plan as noisy_sgd_plan
+from dpconvex.mechanisms.noisy_sgd import train as noisy_sgd_train
+from dpconvex.mechanisms.problem import Problem
+from dpconvex.mechanisms.sco_sgd import SCOPlan
+from dpconvex.mechanisms.sco_sgd import plan as sco_plan
+from dpconvex.mechanisms.sco_sgd import train as sco_train
+from dpconvex.objectives.constraints import L2Ball, Unconstrained
+from dpconvex.objectives.losses import Loss
 
 __all__ = ["auto", "plan", "train", "select_configuration", "AutoCandidate", "AutoChoice", "AutoPlan", "BATCH_COUNTS",
            "MAX_PASSES", "MAX_STEP_FACTOR", "REFERENCE_NORM", "RULE_DETAIL", "SCORES_DETAIL"]

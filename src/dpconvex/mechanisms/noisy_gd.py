@@ -18,19 +18,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import make_rng
-from ..accounting import gdp
-from ..accounting import noisy_gd as accountant
-from ..accounting.best_of import bound_notes
-from ..accounting.langevin import theorem4_iterations
-from ..certificate import PrivacyCertificate
-from ..constraints import Constraint
-from ..losses import QuadraticDistanceLoss
-from ..problem import Problem
-from ._certify import certify
-from ._geometry import require_euclidean_projection
-from ._keywords import keyword_signature, plan_for_shape, train_with_keywords
-from ._step_size import require_step_size
+from dpconvex.accounting import gdp
+from dpconvex.accounting import noisy_gd as accountant
+from dpconvex.accounting.best_of import bound_notes
+from dpconvex.accounting.langevin import theorem4_iterations
+from dpconvex.data.checks import make_rng
+from dpconvex.mechanisms._certify import certify
+from dpconvex.mechanisms._geometry import require_euclidean_projection
+from dpconvex.mechanisms._keywords import keyword_signature, plan_for_shape, train_with_keywords
+from dpconvex.mechanisms._step_size import require_step_size
+from dpconvex.mechanisms.problem import Problem
+from dpconvex.objectives.constraints import Constraint
+from dpconvex.objectives.losses import QuadraticDistanceLoss
+from dpconvex.privacy.certificate import PrivacyCertificate
 
 __all__ = ["TrainingResult", "NoisyGDPlan", "noisy_gd", "plan", "train", "plan_noisy_gd", "default_step_size",
            "default_iterations", "comparator_norm_bound"]

@@ -33,18 +33,18 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
-from .._validation import make_rng
-from ..accounting import gdp
-from ..accounting import noisy_sgd as accountant
-from ..accounting.best_of import bound_notes
-from ..constraints import Constraint, L2Ball, Unconstrained
-from ..losses import Loss, QuadraticDistanceLoss
-from ..problem import Problem
-from ._certify import certify
-from ._geometry import require_euclidean_projection
-from ._keywords import keyword_signature, plan_for_shape, train_with_keywords
-from ._step_size import require_step_size
-from .noisy_gd import TrainingResult, comparator_norm_bound
+from dpconvex.accounting import gdp
+from dpconvex.accounting import noisy_sgd as accountant
+from dpconvex.accounting.best_of import bound_notes
+from dpconvex.data.checks import make_rng
+from dpconvex.mechanisms._certify import certify
+from dpconvex.mechanisms._geometry import require_euclidean_projection
+from dpconvex.mechanisms._keywords import keyword_signature, plan_for_shape, train_with_keywords
+from dpconvex.mechanisms._step_size import require_step_size
+from dpconvex.mechanisms.noisy_gd import TrainingResult, comparator_norm_bound
+from dpconvex.mechanisms.problem import Problem
+from dpconvex.objectives.constraints import Constraint, L2Ball, Unconstrained
+from dpconvex.objectives.losses import Loss, QuadraticDistanceLoss
 
 __all__ = ["noisy_sgd", "plan", "train", "plan_noisy_sgd", "NoisySGDPlan", "default_batch_size", "default_step_size",
            "default_epochs", "OUTPUTS"]

@@ -27,16 +27,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import make_rng
-from ..accounting import sensitivity as accountant
-from ..constraints import Constraint
-from ..losses import Loss
-from ..problem import InMemoryData, Problem
-from ._certify import certify
-from ._geometry import require_euclidean_projection
-from ._keywords import keyword_signature, train_with_keywords
-from ._step_size import require_step_size
-from .noisy_gd import TrainingResult
+from dpconvex.accounting import sensitivity as accountant
+from dpconvex.data.checks import make_rng
+from dpconvex.data.in_memory import InMemoryData
+from dpconvex.mechanisms._certify import certify
+from dpconvex.mechanisms._geometry import require_euclidean_projection
+from dpconvex.mechanisms._keywords import keyword_signature, train_with_keywords
+from dpconvex.mechanisms._step_size import require_step_size
+from dpconvex.mechanisms.noisy_gd import TrainingResult
+from dpconvex.mechanisms.problem import Problem
+from dpconvex.objectives.constraints import Constraint
+from dpconvex.objectives.losses import Loss
 
 __all__ = ["VARIANTS", "OutputPerturbationPlan", "plan", "train", "output_perturbation_sgd", "nsgd", "rsgd_ar",
            "outpert_gd"]

@@ -38,18 +38,18 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import make_rng
-from ..accounting import hockey_stick as accountant
-from ..accounting.hockey_stick import NOISES
-from ..accounting.rounding import largest_rounding_within, round_up
-from ..constraints import Constraint, L2Ball
-from ..exceptions import CalibrationError
-from ..problem import Problem
-from ._certify import certify
-from ._geometry import require_euclidean_projection
-from ._keywords import keyword_signature, train_with_keywords
-from ._step_size import require_step_size
-from .noisy_gd import TrainingResult, comparator_norm_bound
+from dpconvex.accounting import hockey_stick as accountant
+from dpconvex.accounting.hockey_stick import NOISES
+from dpconvex.accounting.rounding import largest_rounding_within, round_up
+from dpconvex.data.checks import make_rng
+from dpconvex.exceptions import CalibrationError
+from dpconvex.mechanisms._certify import certify
+from dpconvex.mechanisms._geometry import require_euclidean_projection
+from dpconvex.mechanisms._keywords import keyword_signature, train_with_keywords
+from dpconvex.mechanisms._step_size import require_step_size
+from dpconvex.mechanisms.noisy_gd import TrainingResult, comparator_norm_bound
+from dpconvex.mechanisms.problem import Problem
+from dpconvex.objectives.constraints import Constraint, L2Ball
 
 __all__ = ["PNSGDPlan", "pnsgd", "plan", "train", "default_step_size"]
 

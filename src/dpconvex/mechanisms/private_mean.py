@@ -30,8 +30,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import make_rng
-from ..certificate import PrivacyCertificate
+from dpconvex.data.checks import make_rng
+from dpconvex.privacy.certificate import PrivacyCertificate
 
 __all__ = ["MAX_MEAN_SHARE", "MEAN_PRECISION", "MEAN_SHARE", "MEAN_THEOREM", "mean_epsilon", "PrivateMean",
            "private_mean", "compose_with_mean"]

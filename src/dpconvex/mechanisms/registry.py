@@ -15,25 +15,25 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from ..problem import Problem
-from .auto import auto
-from .auto import plan as auto_plan
-from .auto import train as auto_train
-from .noisy_gd import TrainingResult, noisy_gd
-from .noisy_gd import plan as noisy_gd_plan
-from .noisy_gd import train as noisy_gd_train
-from .noisy_sgd import noisy_sgd
-from .noisy_sgd import plan as noisy_sgd_plan
-from .noisy_sgd import train as noisy_sgd_train
-from .output_perturbation import nsgd, outpert_gd, rsgd_ar
-from .output_perturbation import plan as output_perturbation_plan
-from .output_perturbation import train as output_perturbation_train
-from .pnsgd import plan as pnsgd_plan
-from .pnsgd import pnsgd
-from .pnsgd import train as pnsgd_train
-from .sco_sgd import plan as sco_plan
-from .sco_sgd import sco_noisy_sgd
-from .sco_sgd import train as sco_train
+from dpconvex.mechanisms.auto import auto
+from dpconvex.mechanisms.auto import plan as auto_plan
+from dpconvex.mechanisms.auto import train as auto_train
+from dpconvex.mechanisms.noisy_gd import TrainingResult, noisy_gd
+from dpconvex.mechanisms.noisy_gd import plan as noisy_gd_plan
+from dpconvex.mechanisms.noisy_gd import train as noisy_gd_train
+from dpconvex.mechanisms.noisy_sgd import noisy_sgd
+from dpconvex.mechanisms.noisy_sgd import plan as noisy_sgd_plan
+from dpconvex.mechanisms.noisy_sgd import train as noisy_sgd_train
+from dpconvex.mechanisms.output_perturbation import nsgd, outpert_gd, rsgd_ar
+from dpconvex.mechanisms.output_perturbation import plan as output_perturbation_plan
+from dpconvex.mechanisms.output_perturbation import train as output_perturbation_train
+from dpconvex.mechanisms.pnsgd import plan as pnsgd_plan
+from dpconvex.mechanisms.pnsgd import pnsgd
+from dpconvex.mechanisms.pnsgd import train as pnsgd_train
+from dpconvex.mechanisms.problem import Problem
+from dpconvex.mechanisms.sco_sgd import plan as sco_plan
+from dpconvex.mechanisms.sco_sgd import sco_noisy_sgd
+from dpconvex.mechanisms.sco_sgd import train as sco_train
 
 __all__ = ["MechanismSpec", "REGISTRY"]
 
@@ -64,9 +64,9 @@ class MechanismSpec:
         minimiser) when the model is unconstrained: needed by pnsgd and sco_noisy_sgd, free for
         noisy_sgd and auto.
     backends : tuple of str
-        The data backends its ``train`` reads: ``"numpy"`` (:class:`~dpconvex.problem.InMemoryData`)
+        The data backends its ``train`` reads: ``"numpy"`` (:class:`~dpconvex.data.in_memory.InMemoryData`)
         and, for the methods that only need sums of per-example gradients over the full data, a Poisson
-        sample or a slice of a permutation, ``"dask"`` (:class:`~dpconvex.data_dask.DaskData`).
+        sample or a slice of a permutation, ``"dask"`` (:class:`~dpconvex.data.dask_data.DaskData`).
     advice : str or None
         For the faithful paper reproductions that are not accurate trainers: one line that
         ``dpconvex train --method`` prints on stderr.

@@ -11,7 +11,7 @@ are the points of the online regret bound, Thm 4), each taken before its step's 
 last fresh record's gradient never reaches it.  Only that average is released and certified
 (:mod:`dpconvex.accounting.private_sco`, single use); the trajectory stays hidden.
 Φ = ½‖·‖₂² (default) is projected SGD, as printed in Algorithm 1; Φ = ½‖·‖_p² (1 < p ≤ 2) with an
-ℓ_p ball is the ℓ_p/ℓ_q variant (:mod:`dpconvex.mirror_maps`).  Subgradients suffice: f need only be
+ℓ_p ball is the ℓ_p/ℓ_q variant (:mod:`dpconvex.objectives.mirror_maps`).  Subgradients suffice: f need only be
 convex and L-Lipschitz.
 
 When to use: this is a faithful reproduction of Arora, Marinov, Ullah's private SCO algorithm for
@@ -31,17 +31,17 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import make_rng
-from ..accounting import private_sco as accountant
-from ..accounting.rounding import round_up
-from ..constraints import Constraint, L2Ball
-from ..losses import LossConstants
-from ..mirror_maps import POTENTIALS, EuclideanPotential, PNormPotential
-from ..problem import Problem
-from ._certify import certify
-from ._keywords import keyword_signature, train_with_keywords
-from ._step_size import require_step_size
-from .noisy_gd import TrainingResult, comparator_norm_bound
+from dpconvex.accounting import private_sco as accountant
+from dpconvex.accounting.rounding import round_up
+from dpconvex.data.checks import make_rng
+from dpconvex.mechanisms._certify import certify
+from dpconvex.mechanisms._keywords import keyword_signature, train_with_keywords
+from dpconvex.mechanisms._step_size import require_step_size
+from dpconvex.mechanisms.noisy_gd import TrainingResult, comparator_norm_bound
+from dpconvex.mechanisms.problem import Problem
+from dpconvex.objectives.constraints import Constraint, L2Ball
+from dpconvex.objectives.losses import LossConstants
+from dpconvex.objectives.mirror_maps import POTENTIALS, EuclideanPotential, PNormPotential
 
 __all__ = ["SCOPlan", "sco_noisy_sgd", "plan", "train", "default_step_size"]
 
@@ -223,8 +223,8 @@ def sco_noisy_sgd(**arguments: Any) -> TrainingResult:
     step_size : float or "auto"
         η > 0; ``"auto"`` is :func:`default_step_size` (Thm 6) at the run's σ.
     constraint : L2Ball, LpBall or "auto"
-        The bounded set W (an :class:`~dpconvex.constraints.L2Ball` for the Euclidean potential,
-        an :class:`~dpconvex.constraints.LpBall` with the potential's p for the p-norm one).
+        The bounded set W (an :class:`~dpconvex.objectives.constraints.L2Ball` for the Euclidean potential,
+        an :class:`~dpconvex.objectives.constraints.LpBall` with the potential's p for the p-norm one).
         ``"auto"``: the ball of radius √(2ℓ(0)/λ), which holds the regularised minimiser (λ > 0).
     potential : "euclidean" or PNormPotential
         The mirror map Φ.

@@ -1,0 +1,286 @@
+"""Input checks shared by mechanisms and estimators: errors name the parameter and its range."""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpconvex.accounting._checks import check_delta, check_epsilon
+from dpconvex.exceptions import PrivacyLeakWarning
+from dpconvex.objectives.losses import row_norms
+
+_ROUNDING = 1e-9
+
+__all__ = ["check_privacy_budget", "check_training_data", "check_training_rows", "clip_rows", "enforce_norm_bound",
+           "enforce_label_bound", "make_rng", "norm_bound_scale"]
+
+
+def check_privacy_budget(epsilon: float, delta: float) -> None:
+    """Raise ``ValueError`` unless ε is a finite real number > 0 and δ a real number in (0, 1).
+
+    The ranges are the accountants' own (:func:`dpconvex.accounting._checks.check_epsilon`,
+    :func:`~dpconvex.accounting._checks.check_delta`); on top of them a mechanism's budget must be a
+    real number (not an array or a string).
+    """
+    for name, value in (("epsilon", epsilon), ("delta", delta)):
+        if not isinstance(value, numbers.Real):
+            raise ValueError(f"{name} must be a real number; got {name}={value!r}.")
+    check_epsilon(epsilon)
+    check_delta(delta)
+
+
+def _checked_shapes(X: NDArray, y: NDArray) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """X (n, d) and y (n,) as float64 arrays (no copy of float64 input), or ``ValueError`` for a wrong shape."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array of shape (n_samples, n_features); got shape {X.shape}.")
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(f"y must be 1-D with X.shape[0] = {X.shape[0]} entries; got shape {y.shape}.")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X must have at least one sample and one feature; got shape {X.shape}.")
+    return X, y
+
+
+def check_training_data(X: NDArray, y: NDArray) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """X (n, d) and y (n,) as float64 arrays, or ``ValueError`` for NaN/inf, empty or mismatched input.
+
+    Float64 input is returned as it is (``numpy.asarray``: no copy); other input is converted.
+    """
+    X, y = _checked_shapes(X, y)
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X must contain only finite values (no NaN or inf).")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y must contain only finite values (no NaN or inf).")
+    return X, y
+
+
+#: Rows per block of :func:`check_training_rows`' norms: 512 rows of 100 features (400 kB) stay in a
+#: core's L2 cache; measured 0.13 s against 0.17 s for the default 4096 on 1M × 100 (same bits).
+_NORM_BLOCK_ROWS = 512
+
+
+def check_training_rows(X: NDArray, y: NDArray
+                        ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`check_training_data`'s checks and ‖xᵢ‖₂ of every row, in one pass over X and no (n, d) temporary.
+
+    Rule: a row holding NaN or ±inf has a norm that is NaN or inf (x² is NaN or inf, and a sum of
+    non-negative terms with one of them NaN or inf is NaN or inf), so X is finite wherever every row
+    norm is; only the rows with a non-finite norm are read again, to tell a non-finite entry from
+    finite entries whose squares overflow (such rows pass, as under :func:`check_training_data`).
+
+    Returns
+    -------
+    X, y : ndarray
+        As :func:`check_training_data` returns them (float64 input is not copied).
+    norms : ndarray
+        ``row_norms(X)``, bit for bit (shape (n,)).
+
+    Raises
+    ------
+    ValueError
+        With :func:`check_training_data`'s messages, in its order.
+    """
+    X, y = _checked_shapes(X, y)
+    norms = row_norms(X, _NORM_BLOCK_ROWS)
+    finite = np.isfinite(norms)
+    if not finite.all() and not np.all(np.isfinite(X[~finite])):
+        raise ValueError("X must contain only finite values (no NaN or inf).")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y must contain only finite values (no NaN or inf).")
+    return X, y, norms
+
+
+def _clip_scale(norms: NDArray[np.float64], data_norm: float, strict: bool, stacklevel: int
+                ) -> tuple[NDArray[np.float64] | None, int]:
+    """:func:`norm_bound_scale`, its warning pointed ``stacklevel`` frames above this function."""
+    if not (np.isfinite(data_norm) and data_norm > 0):
+        raise ValueError(f"data_norm must be finite and > 0; got {data_norm!r}.")
+    over = norms > data_norm
+    # Rows above the bound only by floating-point rounding (relative 1e-9) are rescaled without a
+    # warning: unit-normalised data routinely has norms of 1 + 2e-16.
+    count = int(np.count_nonzero(norms > data_norm * (1.0 + _ROUNDING)))
+    if count:
+        message = (
+            f"{count} of {norms.shape[0]} rows have L2 norm above data_norm={data_norm:g} "
+            f"(largest {norms.max():.4g})"
+        )
+        if strict:
+            raise ValueError(message + "; with strict=True rows must satisfy ||x||_2 <= data_norm.")
+        warnings.warn(message + "; they were clipped to the bound.", PrivacyLeakWarning, stacklevel=stacklevel + 1)
+    if not over.any():
+        return None, count
+    scale = np.ones(norms.shape[0])
+    scale[over] = data_norm / norms[over]
+    return scale, count
+
+
+def norm_bound_scale(norms: NDArray[np.float64], data_norm: float, *, strict: bool = False
+                     ) -> tuple[NDArray[np.float64] | None, int]:
+    """The factors that clip rows of norms ``norms`` onto the sphere of radius ``data_norm``, without touching X.
+
+    Row i is clipped by xᵢ ← sᵢ·xᵢ with sᵢ = ``data_norm``/‖xᵢ‖ where ‖xᵢ‖ > ``data_norm`` and
+    sᵢ = 1 elsewhere (a product by 1.0 is exact), so ``scale[:, None] * X`` equals
+    :func:`enforce_norm_bound`'s copy bit for bit.  Rows above the bound by more than rounding
+    (relative 1e-9) trigger a :class:`~dpconvex.exceptions.PrivacyLeakWarning` naming their count
+    (``strict=True``: ``ValueError``); rows above it by rounding only are clipped silently.
+
+    Parameters
+    ----------
+    norms : ndarray of shape (n,)
+        ‖xᵢ‖₂ of every row (:func:`dpconvex.objectives.losses.row_norms`).
+    data_norm : float
+        The declared bound, finite and > 0.
+    strict : bool, default=False
+        Refuse rows above the bound (beyond rounding) instead of clipping them.
+
+    Returns
+    -------
+    scale : ndarray of shape (n,) or None
+        The factors sᵢ; None when no row exceeds the bound (nothing to clip).
+    count : int
+        The rows above the bound by more than rounding (for the warning only: never released).
+    """
+    return _clip_scale(norms, data_norm, strict, stacklevel=3)
+
+
+def clip_rows(X: NDArray[np.float64], scale: NDArray[np.float64], *, copy: bool) -> NDArray[np.float64]:
+    """``X`` with every row i multiplied by ``scale[i]`` where it differs from 1 (a copy if ``copy`` and any does).
+
+    The rows are scaled in place (``copy=False``: ``X`` must be an array the caller owns) by the
+    same products as :func:`enforce_norm_bound`'s, so the result equals its clipped rows bit for bit.
+    """
+    over = (scale != 1.0).nonzero()[0]
+    if over.size:
+        if copy:
+            X = X.copy()
+        X[over] *= scale[over, None]
+    return X
+
+
+def enforce_norm_bound(X: NDArray[np.float64], data_norm: float, *, strict: bool = False,
+                       norms: NDArray[np.float64] | None = None) -> tuple[NDArray, int]:
+    """Clip rows of X with ‖x‖₂ > ``data_norm`` back onto the sphere of that radius.
+
+    Clipped rows trigger a :class:`~dpconvex.exceptions.PrivacyLeakWarning` (or, with
+    ``strict=True``, a ``ValueError``).  Returns the (possibly) clipped copy and the count; ``X``
+    itself when no row is changed.  ``norms``: ``row_norms(X)`` if the caller has them.  To clip
+    without a copy of X, use :func:`norm_bound_scale` and apply its factors where rows are read.
+    """
+    if not (np.isfinite(data_norm) and data_norm > 0):
+        raise ValueError(f"data_norm must be finite and > 0; got {data_norm!r}.")
+    norms = row_norms(X) if norms is None else norms
+    scale, count = _clip_scale(norms, data_norm, strict, stacklevel=3)
+    if scale is not None:
+        X = clip_rows(X, scale, copy=True)
+    return X, count
+
+
+def enforce_label_bound(y: NDArray[np.float64], label_bound: float, *, strict: bool = False) -> tuple[NDArray, int]:
+    """Clip regression targets to [−label_bound, label_bound] (warning or, if strict, error)."""
+    if not (np.isfinite(label_bound) and label_bound > 0):
+        raise ValueError(f"label_bound must be finite and > 0; got {label_bound!r}.")
+    over = np.abs(y) > label_bound
+    count = int(np.count_nonzero(over))
+    if count:
+        message = f"{count} of {y.shape[0]} targets have |y| above label_bound={label_bound:g}"
+        if strict:
+            raise ValueError(message + "; with strict=True targets must satisfy |y| <= label_bound.")
+        warnings.warn(message + "; they were clipped to the bound.", PrivacyLeakWarning, stacklevel=3)
+        y = np.clip(y, -label_bound, label_bound)
+    return y, count
+
+
+def make_rng(random_state: None | int | np.random.Generator | np.random.RandomState) -> np.random.Generator:
+    """The generator that draws a mechanism's noise.
+
+    ``None`` (the default, and the only choice for a release) gives a generator seeded from the
+    operating system's entropy pool.  An ``int``, ``Generator`` or ``RandomState`` gives a
+    reproducible stream, for experiments and tests only.
+    """
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+    if isinstance(random_state, numbers.Integral):
+        return np.random.default_rng(int(random_state))
+    raise ValueError(f"random_state must be None, an int, a numpy Generator or a RandomState; got {random_state!r}.")
+
+
+def is_dask_collection(X: object) -> bool:
+    """Whether ``X`` is a Dask collection (array, DataFrame, Series), told without importing Dask."""
+    return type(X).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(X, "__dask_graph__")
+
+
+def check_frame(X: object) -> None:
+    """For a pandas DataFrame X: ``ValueError`` naming its non-numeric columns or its columns with
+    missing values, and what to do (encode them with a declared schema); other inputs pass through.
+
+    scikit-learn would stop at the first bad cell ("could not convert string to float", "Input X
+    contains NaN") without naming the column.
+    """
+    if not type(X).__module__.startswith("pandas") or not hasattr(X, "dtypes") or getattr(X, "ndim", 0) != 2:
+        return
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    def named(columns: list) -> str:
+        return f"{[str(c) for c in columns[:10]]}{' ...' if len(columns) > 10 else ''}"
+
+    text = [column for column, dtype in X.dtypes.items() if not (is_numeric_dtype(dtype) or is_bool_dtype(dtype))]
+    if text:
+        raise ValueError(f"X has non-numeric columns {named(text)}: encode them with a declared schema first, "
+                         "e.g. dpconvex.estimators.preprocessing.PublicSchemaTransformer in a Pipeline before the "
+                         "estimator.")
+    missing = [column for column, any_missing in X.isna().any().items() if any_missing]
+    if missing:
+        raise ValueError(f"X has missing values in columns {named(missing)}: declare a fill value for them "
+                         "(PublicSchemaTransformer's numeric_fill, which adds a missing-value indicator), or "
+                         "remove those rows.")
+
+
+class DataDependentFeatures(np.ndarray):
+    """Features whose encoding was read from the private data: no model fitted on them has a guarantee.
+
+    :class:`~dpconvex.estimators.preprocessing.PublicSchemaTransformer` returns this array (a float ndarray with
+    the attribute ``privacy_leak``, the reason) for a data-dependent schema, so that an estimator
+    fitted on its output in a ``Pipeline`` voids its own certificate (:func:`input_leaks`).  Slices
+    and copies keep the reason, and so does stacking it beside other columns (``np.hstack``,
+    ``np.concatenate``, ``np.column_stack``: what scikit-learn's ``ColumnTransformer`` does with its
+    transformers' outputs); ``numpy.asarray`` drops it (validation happens after it is read).
+    """
+
+    privacy_leak: str = ""
+
+    def __array_finalize__(self, source: object) -> None:
+        self.privacy_leak = getattr(source, "privacy_leak", "")
+
+    def __array_function__(self, func, types, args, kwargs):
+        result = super().__array_function__(func, types, args, kwargs)
+        if func in _STACKING and isinstance(result, np.ndarray):
+            reasons = [getattr(part, "privacy_leak", "") for part in args[0]]
+            reason = "; ".join(dict.fromkeys(r for r in reasons if r))
+            if reason:
+                result = mark_data_dependent(result, reason)
+        return result
+
+
+#: The numpy functions that stack arrays side by side or on top of each other: their result keeps the mark.
+_STACKING = frozenset({np.concatenate, np.hstack, np.vstack, np.column_stack, np.stack})
+
+
+def mark_data_dependent(features: NDArray[np.float64], reason: str) -> DataDependentFeatures:
+    """``features`` as :class:`DataDependentFeatures` carrying ``reason``."""
+    marked = np.asarray(features, dtype=float).view(DataDependentFeatures)
+    marked.privacy_leak = reason
+    return marked
+
+
+def input_leaks(X: object) -> tuple[str, ...]:
+    """The reasons a feature matrix voids the guarantee: ``(X.privacy_leak,)`` if it carries one, else ``()``."""
+    reason = getattr(X, "privacy_leak", "")
+    return (reason,) if isinstance(reason, str) and reason else ()

@@ -1,0 +1,263 @@
+"""Blocks of :mod:`dpconvex.data.dask_data`: one validated row block, the functions run on it, and its report.
+
+Every function but :func:`read_reports` and :func:`nonfinite_message` runs inside a Dask task on
+the worker that holds the block and returns only small things to the client: a :class:`BlockReport`
+once, then one gradient or loss sum per call.  :func:`read_reports` runs on the client and turns
+the reports into the errors and the warning of the blockwise checks.
+"""
+
+from __future__ import annotations
+
+import warnings
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+from distributed import get_worker
+from numpy.typing import NDArray
+
+from dpconvex.data.checks import enforce_label_bound, enforce_norm_bound
+from dpconvex.exceptions import PrivacyLeakWarning
+from dpconvex.objectives.losses import Loss, row_norms
+
+__all__ = ["Block", "BlockReport", "array_block", "frame_block", "largest_row_norm", "block_checks",
+           "raise_label_error", "gradient_sum", "loss_sum", "group_sums", "block_label_error", "read_reports",
+           "nonfinite_message"]
+
+#: Rows of a block a task reads: all of them (None), a contiguous range, or sorted local indices.
+LocalRows = None | slice | NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class BlockReport:
+    """What the client learns about a block when it is built (no data, only counts and positions).
+
+    Rows are local to the block (0 … ``rows`` − 1); the client adds the block's offset.
+    """
+
+    rows: int
+    #: CRC-32 of the validated features and labels: a block recomputed after a worker was lost must
+    #: reproduce it, or the client refuses its sums (its source changed since it was validated).
+    fingerprint: int
+    #: ``("X", row, column)`` or ``("y", row, 0)`` of the first NaN/inf, or None.
+    nonfinite: tuple[str, int, int] | None
+    rows_over_norm: int
+    largest_norm: float
+    largest_norm_row: int
+    labels_over_bound: int
+    largest_label: float
+    largest_label_row: int
+
+
+@dataclass(frozen=True)
+class Block:
+    """A row block as the gradient sums read it: features clipped to ``data_norm``, their norms, labels."""
+
+    features: NDArray[np.float64]
+    labels: NDArray[np.float64]
+    norms: NDArray[np.float64]
+    report: BlockReport
+
+
+def _fingerprint(features: NDArray, labels: NDArray) -> int:
+    return zlib.crc32(np.ascontiguousarray(labels).data, zlib.crc32(np.ascontiguousarray(features).data))
+
+
+def _first_nonfinite(features: NDArray, labels: NDArray) -> tuple[str, int, int] | None:
+    finite = np.isfinite(features)
+    if not finite.all():
+        row, column = np.argwhere(~finite)[0]
+        return "X", int(row), int(column)
+    bad_labels = np.flatnonzero(~np.isfinite(labels))
+    return ("y", int(bad_labels[0]), 0) if bad_labels.size else None
+
+
+def array_block(features: NDArray, labels: NDArray, data_norm: float, label_bound: float | None,
+                constant_column: float | None = None) -> Block:
+    """Validate one row block: finite values, rows clipped to ``data_norm``, targets to ``label_bound``.
+
+    With ``constant_column``, a column of that value is appended to the clipped rows (an intercept's
+    constant feature); the report and the fingerprint describe the rows as held.
+
+    The clipping is :func:`~dpconvex.data.checks.enforce_norm_bound` and
+    :func:`~dpconvex.data.checks.enforce_label_bound`, the in-memory rules, with their warnings
+    silenced here: the client warns once for all blocks (or refuses, with ``strict``) from the
+    report.  A block with a non-finite value is returned unclipped; the client refuses it.
+    """
+    features = np.asarray(features, dtype=float)
+    labels = np.asarray(labels, dtype=float).reshape(-1)
+    if features.ndim != 2 or labels.shape[0] != features.shape[0]:
+        raise ValueError(f"a block of X must be 2-D with one label per row; got shapes {features.shape} "
+                         f"and {labels.shape}.")
+    nonfinite = _first_nonfinite(features, labels)
+    over = labels_over = 0
+    largest = largest_label = 0.0
+    largest_row = largest_label_row = -1
+    if nonfinite is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            clipped, over = enforce_norm_bound(features, data_norm)
+            clipped_labels, labels_over = ((labels, 0) if label_bound is None
+                                           else enforce_label_bound(labels, label_bound))
+        if over:  # the offending row the client names: the one of largest norm
+            original = row_norms(features)
+            largest_row = int(np.argmax(original))
+            largest = float(original[largest_row])
+        if labels_over:
+            largest_label_row = int(np.argmax(np.abs(labels)))
+            largest_label = float(np.abs(labels[largest_label_row]))
+        features, labels = clipped, clipped_labels
+        if constant_column is not None:
+            features = np.hstack([features, np.full((features.shape[0], 1), float(constant_column))])
+    report = BlockReport(rows=features.shape[0], fingerprint=_fingerprint(features, labels), nonfinite=nonfinite,
+                         rows_over_norm=over, largest_norm=largest, largest_norm_row=largest_row,
+                         labels_over_bound=labels_over, largest_label=largest_label,
+                         largest_label_row=largest_label_row)
+    norms = row_norms(features) if nonfinite is None else np.empty(0)
+    return Block(features=features, labels=labels, norms=norms, report=report)
+
+
+def frame_block(partition, features: list, label, data_norm: float, label_bound: float | None) -> Block:
+    """:func:`array_block` of a pandas partition: columns ``features`` as X, column ``label`` as y.
+
+    X is converted to row-major float64 in one step: pandas hands the columns over column-major,
+    and a row take from a column-major block (a Poisson batch) is about 700× slower.
+    """
+    columns = partition[features]
+    dtypes = set(columns.dtypes)
+    one_numpy_dtype = len(dtypes) == 1 and isinstance(next(iter(dtypes)), np.dtype)
+    # mixed or nullable (extension) column types: pandas converts them (pd.NA to NaN, refused by the client)
+    values = columns.to_numpy() if one_numpy_dtype else columns.to_numpy(dtype=float)
+    return array_block(np.asarray(values, dtype=float, order="C"), partition[label].to_numpy(dtype=float),
+                       data_norm, label_bound)
+
+
+def largest_row_norm(features: NDArray) -> tuple[float, tuple[str, int, int] | None]:
+    """(max ‖xᵢ‖₂ over a block of X, 0 if it is empty; its first NaN/inf as in :class:`BlockReport`, or None)."""
+    features = np.asarray(features, dtype=float)
+    nonfinite = _first_nonfinite(features, np.empty(0))
+    largest = 0.0 if nonfinite is not None or features.shape[0] == 0 else float(row_norms(features).max())
+    return largest, nonfinite
+
+
+def block_checks(block: Block, loss: Loss | None) -> tuple[BlockReport, tuple[int, str] | None]:
+    """The block's report (the only part of a block that travels to the client) and, given a loss, its
+    :func:`block_label_error`: the validating pass checks the labels too (out of core, a pass is a read)."""
+    return block.report, None if loss is None else block_label_error(block, loss)
+
+
+def _rows(block: Block, rows: LocalRows) -> tuple[NDArray, NDArray, NDArray]:
+    """Features, labels and norms of ``rows``: views for None and slices, ``take`` copies for indices."""
+    if rows is None:
+        return block.features, block.labels, block.norms
+    if isinstance(rows, slice):
+        return block.features[rows], block.labels[rows], block.norms[rows]
+    return block.features.take(rows, axis=0), block.labels.take(rows), block.norms.take(rows)
+
+
+def gradient_sum(block: Block, loss: Loss, w: NDArray, clip_norm: float | None,
+                 rows: LocalRows) -> tuple[NDArray[np.float64], int, int]:
+    """``(Σ_{i∈rows} clip(∇ℓ(w; xᵢ, yᵢ)), rows summed, fingerprint)``, the sum by ``loss.gradient_sum``."""
+    features, labels, norms = _rows(block, rows)
+    return loss.gradient_sum(w, features, labels, clip_norm, norms), features.shape[0], block.report.fingerprint
+
+
+def loss_sum(block: Block, loss: Loss, w: NDArray, rows: LocalRows) -> tuple[float, int, int]:
+    """``(Σ_{i∈rows} ℓ(w; xᵢ, yᵢ), rows summed, fingerprint)``."""
+    features, labels, _ = _rows(block, rows)
+    return float(np.sum(loss.values(w, features, labels))), features.shape[0], block.report.fingerprint
+
+
+def group_sums(group: list[Block], rows: list[LocalRows], block_sum, *arguments) -> tuple[str, list[tuple]]:
+    """One task's work: ``block_sum(block, *arguments, rows)`` for each block of a group held by one worker.
+
+    Returns the address of the worker that ran the task (the client re-reads the blocks' placement
+    when it differs from the one the task was sent to) and one ``(sum, rows summed, fingerprint)``
+    per block, in the group's order.  Grouping the blocks of a worker into one task per thread
+    costs one task's scheduling per thread and call instead of one per block (docs/scale-out.md,
+    "Design measurements").
+    """
+    return get_worker().address, [block_sum(block, *arguments, local) for block, local in zip(group, rows)]
+
+
+def raise_label_error(errors: list, offsets: NDArray[np.int64]) -> None:
+    """``ValueError`` naming block and row for the first of the blocks' :func:`block_label_error` that is not None."""
+    for index, error in enumerate(errors):
+        if error is not None:
+            row, message = error
+            raise ValueError(f"block {index}, row {offsets[index] + row} (row {row} of the block): {message}")
+
+
+def block_label_error(block: Block, loss: Loss) -> tuple[int, str] | None:
+    """None if ``loss.check_labels`` accepts the block's labels, else (first offending row, its message).
+
+    The row is found by bisection on prefixes (a prefix fails iff it holds a bad label), so the
+    loss's own rule decides and the search costs O(log rows) checks, on failing blocks only.
+    """
+    try:
+        loss.check_labels(block.labels)
+        return None
+    except ValueError as error:
+        message = str(error)
+    good, bad = 0, block.labels.shape[0]  # the prefix of length `good` passes, of length `bad` fails
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        try:
+            loss.check_labels(block.labels[:middle])
+            good = middle
+        except ValueError:
+            bad = middle
+    return bad - 1, message
+
+def read_reports(reports: list[BlockReport], column_names: list[str], data_norm: float, label_bound: float | None,
+                 strict: bool) -> NDArray[np.int64]:
+    """The blocks' offsets (global index of each block's first row, then n), after the blockwise checks.
+
+    Raises ``ValueError`` for an empty table, a NaN/inf (naming block, global row and column) or,
+    with ``strict``, rows above ``data_norm`` or targets above ``label_bound`` (naming the block and
+    row of the largest); without ``strict`` the clipped rows and targets give one
+    :class:`~dpconvex.exceptions.PrivacyLeakWarning` each, with the total count.
+    """
+    offsets = np.concatenate(([0], np.cumsum([report.rows for report in reports]))).astype(np.int64)
+    if offsets[-1] == 0 or not column_names:
+        raise ValueError(f"X must have at least one sample and one feature; got shape ({offsets[-1]}, "
+                         f"{len(column_names)}).")
+    for index, report in enumerate(reports):
+        if report.nonfinite is not None:
+            raise ValueError(nonfinite_message(report.nonfinite, index, int(offsets[index]), column_names))
+    _report_clipping(reports, offsets, "rows have L2 norm above", f"data_norm={data_norm:g}",
+                     "rows_over_norm", "largest_norm", "largest_norm_row", "||x||_2 <= data_norm", strict)
+    if label_bound is not None:
+        _report_clipping(reports, offsets, "targets have |y| above", f"label_bound={label_bound:g}",
+                         "labels_over_bound", "largest_label", "largest_label_row", "|y| <= label_bound", strict)
+    return offsets
+
+
+def nonfinite_message(nonfinite: tuple[str, int, int], index: int, offset: int, column_names: list[str]) -> str:
+    """The error for a NaN/inf at ``nonfinite`` (as in :class:`BlockReport`) of block ``index``.
+
+    The block's first row is ``offset``.
+    """
+    name, row, column = nonfinite
+    where = f"column {column_names[column]}" if name == "X" else "the label"
+    return (f"{name} must contain only finite values (no NaN or inf); block {index} has one at row {offset + row} "
+            f"(row {row} of the block), {where}.")
+
+
+def _report_clipping(reports: list, offsets: NDArray[np.int64], what: str, bound: str, count: str, largest: str,
+                     largest_row: str, rule: str, strict: bool) -> None:
+    """Warn once (``PrivacyLeakWarning``) with the total count of clipped rows, or refuse them with ``strict``.
+
+    ``count``, ``largest`` and ``largest_row`` name the ``BlockReport`` fields; the row named
+    is the block's largest value of the block with the largest one.
+    """
+    total = sum(getattr(report, count) for report in reports)
+    if not total:
+        return
+    index = max(range(len(reports)), key=lambda block: getattr(reports[block], largest))
+    row = getattr(reports[index], largest_row)
+    message = (f"{total} of {offsets[-1]} {what} {bound} (largest {getattr(reports[index], largest):.4g}, "
+               f"in block {index} at row {offsets[index] + row}, row {row} of the block)")
+    if strict:
+        raise ValueError(message + f"; with strict=True they must satisfy {rule}.")
+    warnings.warn(message + "; they were clipped to the bound.", PrivacyLeakWarning, stacklevel=5)

@@ -1,0 +1,318 @@
+"""The fit logic shared by the estimators of :mod:`dpconvex.estimators.linear_model`: linear models and classifiers.
+
+A linear model w (and an intercept) is trained by one private mechanism on validated features; a
+classifier first fixes its public label set ``classes_`` (declared, or read from ``y`` with a
+note that voids the certificate) and then trains either the binary loss on labels ±1 (two classes)
+or its K-class loss on class indices 0..K−1 (:mod:`dpconvex.objectives.multiclass`: multinomial for
+logistic regression, one-vs-rest for the SVMs), on a d×K parameter.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.special import expit, softmax
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from dpconvex.data.checks import (
+    check_frame,
+    enforce_label_bound,
+    enforce_norm_bound,
+    input_leaks,
+    is_dask_collection,
+    make_rng,
+)
+from dpconvex.estimators.dask_fit import (
+    dask_clipped_targets,
+    dask_data,
+    dask_encoded_labels,
+    dask_features,
+    dask_label_set,
+    dask_largest_row_norm,
+    dask_real_targets,
+    dask_targets,
+    encode_labels,
+)
+from dpconvex.estimators.params import Instance, Interval, Options, validate_params
+from dpconvex.exceptions import PrivacyLeakWarning
+from dpconvex.mechanisms import METHODS, REGISTRY
+from dpconvex.mechanisms._keywords import require_backend
+from dpconvex.mechanisms.private_mean import compose_with_mean, mean_epsilon, private_mean
+from dpconvex.mechanisms.problem import Problem
+from dpconvex.objectives.constraints import Unconstrained
+from dpconvex.objectives.losses import Loss, row_norms
+
+__all__ = ["PRIVATE_MEAN", "DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS",
+           "OPTIMISER_OPTIONS", "FIXED_METHOD_L2", "COMMON_CONSTRAINTS", "CLASSES_RULES", "PrivateLinearModel",
+           "PrivateClassifier", "labels_from_scores"]
+
+#: Why ``data_norm="from_data"`` voids the certificate (its warning, and its note via ``without_guarantee``).
+DATA_NORM_FROM_DATA = (
+    "data_norm='from_data' read the norm bound from the private data (the largest row norm, which one "
+    "record can set); give data_norm as a number to keep the guarantee"
+)
+
+#: Why ``classes=None`` voids the certificate: the label set was read from the private y (one record
+#: can add or change a label), exactly like ``data_norm="from_data"``.
+LABELS_FROM_DATA = (
+    "classes=None read the label set {labels} from the private labels y (one record can change it); "
+    "pass classes={declared} to keep the guarantee"
+)
+
+COMMON_CONSTRAINTS = {
+    "epsilon": [Interval(0.0, np.inf, "neither")],
+    "delta": [Interval(0.0, 1.0, "neither")],
+    "data_norm": [Interval(0.0, np.inf, "neither"), Options(("from_data",))],
+    "l2_regularization": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
+    "method": [Options(tuple(METHODS))],
+    "iterations": [Interval(1, np.inf, "left", integral=True), Options(("auto", "theorem4"))],
+    "step_size": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
+    "batch_size": [Interval(1, np.inf, "left", integral=True), Options(("auto",))],
+    "epochs": [Interval(1, np.inf, "left", integral=True), Options(("auto",))],
+    "fit_intercept": [Options((True, False))],
+    "strict": [Options((True, False))],
+    "random_state": [Options((None,)), Interval(0, np.inf, "left", integral=True),
+                     Instance((np.random.Generator, np.random.RandomState))],
+}
+
+#: The classifiers' ``classes``: None (read from y) or a sequence of at least two distinct labels.
+CLASSES_RULES = [Options((None,)), Instance((list, tuple, np.ndarray))]
+
+#: Which optimiser hyperparameters each method reads (its registry entry's ``options``); setting another is an error.
+METHOD_OPTIONS = {name: spec.options for name, spec in REGISTRY.items()}
+
+#: Methods that choose their own domain (``bounded_domain`` in the registry): an unconstrained model gets the
+#: mechanism's data-independent ball (``constraint="auto"``, radius √(2ℓ(0)/λ), which holds the minimiser).
+BOUNDED_DOMAIN_METHODS = frozenset(name for name, spec in REGISTRY.items() if spec.bounded_domain)
+
+#: Every optimiser hyperparameter of the estimators: the union of the methods' options.
+OPTIMISER_OPTIONS = tuple(sorted(set().union(*METHOD_OPTIONS.values())))
+
+#: λ of ``l2_regularization="auto"`` for every method but ``"auto"`` (which chooses its own by a
+#: stated rule, :mod:`dpconvex.mechanisms.auto`): the value fixed in Chen, Lee, Kifer 2019 §5.1.
+FIXED_METHOD_L2 = 1e-3
+
+#: ``fit_intercept`` of the regressors that centres the targets by their private mean
+#: (:mod:`dpconvex.mechanisms.private_mean`: a share of ε, composed into the certificate).
+PRIVATE_MEAN = "private_mean"
+
+
+class PrivateLinearModel(BaseEstimator):
+    """Shared fit logic: a linear model w (and intercept) trained by a private mechanism."""
+
+    _parameter_constraints: dict = COMMON_CONSTRAINTS
+    #: λ of ``l2_regularization="auto"`` for a method other than ``"auto"``.
+    _fixed_method_l2: float = FIXED_METHOD_L2
+
+    def _loss(self) -> Loss:
+        raise NotImplementedError
+
+    def _constraint(self, l2: float | str, label_bound: float | None = None):
+        return Unconstrained()
+
+    def _label_bound(self) -> float | None:
+        return None
+
+    def _validated(self, X, y, **check) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+        """Validate the parameters and the data once: (X as float64, y, the input's own leak reasons).
+
+        With ``y_numeric=True`` (regressors) y comes back as float64.  A dask array or DataFrame X
+        stays a dask array (checked block by block when the mechanism's data are built,
+        :mod:`dpconvex.estimators.dask_fit`), and so does y: its conversion to float runs on the cluster.
+        """
+        validate_params(self.get_params(deep=False), self._parameter_constraints)
+        leaks = input_leaks(X)  # e.g. a data-dependent PublicSchemaTransformer's output
+        if is_dask_collection(X):
+            # before any pass over the data (even a DataFrame's partition lengths); a classifier's K-class
+            # loss is smooth exactly when its binary loss is
+            require_backend(self.method, X, self._loss())
+            X, names = dask_features(X)
+            self.n_features_in_ = X.shape[1]
+            if names is not None and all(isinstance(name, str) for name in names):
+                self.feature_names_in_ = np.asarray(names, dtype=object)
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+            y = dask_targets(y, X)
+            return X, dask_real_targets(y) if check.get("y_numeric") else y, leaks
+        check_frame(X)
+        X, y = validate_data(self, X, y, ensure_min_samples=2, **check)
+        return np.asarray(X, dtype=float), np.asarray(y, dtype=float) if check.get("y_numeric") else y, leaks
+
+    def _fit_private(self, X: np.ndarray, y: np.ndarray, loss: Loss, leaks: tuple[str, ...] = ()) -> None:
+        """Train ``loss`` on validated X, y.
+
+        ``leaks`` name data-dependent choices the caller made (each voids the guarantee).
+
+        Sets ``coef_`` (shape (d,), or (K, d) for a K-class loss), ``intercept_`` (a float, or (K,)),
+        ``l2_regularization_`` and ``privacy_report_``.
+        """
+        n, dimension = X.shape
+        leaks = list(leaks)
+        on_cluster = is_dask_collection(X)
+        data_norm = self.data_norm
+        if data_norm == "from_data":
+            # Explicit opt-in: the bound is read from the private data, so no guarantee remains.
+            largest = dask_largest_row_norm(X) if on_cluster else row_norms(X).max()
+            data_norm = float(max(largest, np.finfo(float).tiny))
+            leaks.append(DATA_NORM_FROM_DATA)
+        # Intercept = an extra constant feature equal to data_norm. Clip the original rows to
+        # data_norm first; augmented rows then have norm <= √2·data_norm, the certificate's bound.
+        column = not isinstance(self.fit_intercept, str) and bool(self.fit_intercept)  # PRIVATE_MEAN: no column
+        norm_bound = float(np.sqrt(2.0) * data_norm) if column else float(data_norm)
+        epsilon, label_bound, random_state, mean = self.epsilon, self._label_bound(), self.random_state, None
+        if self.fit_intercept == PRIVATE_MEAN:
+            if on_cluster:  # clipped on the cluster; the count of clipped targets goes to the warning
+                y = dask_clipped_targets(y, label_bound, strict=self.strict)
+            else:
+                y, _ = enforce_label_bound(y, label_bound, strict=self.strict)  # the count stays in the warning
+            random_state = make_rng(self.random_state)  # one stream: the intercept's noise, then the model's
+            mean = private_mean(y, label_bound, mean_epsilon(y.shape[0], self.epsilon), random_state)
+            y, label_bound, epsilon = y - mean.value, label_bound + abs(mean.value), self.epsilon - mean.epsilon
+        if on_cluster:  # clipped block by block, the intercept's column appended on the workers
+            design = dask_data(X, y, data_norm=data_norm, label_bound=label_bound,
+                               fit_intercept=column, strict=self.strict,
+                               column_names=getattr(self, "feature_names_in_", None), loss=loss)
+            y = None
+        elif column:
+            X, _ = enforce_norm_bound(X, data_norm, strict=self.strict)  # the count stays in the warning
+            design = np.hstack([X, np.full((n, 1), data_norm)])
+        else:
+            design = X
+        l2 = self.l2_regularization
+        if l2 == "auto" and self.method != "auto":
+            l2 = self._fixed_method_l2
+        spec = REGISTRY[self.method]
+        # Estimators without an option (e.g. PrivateLinearSVC has no ``iterations``) use its default.
+        options = {name: getattr(self, name, "auto") for name in spec.options}
+        for name in (name for name in OPTIMISER_OPTIONS if name not in options):
+            if getattr(self, name, "auto") != "auto":
+                users = [m for m, names in METHOD_OPTIONS.items() if name in names]
+                raise ValueError(f"The '{name}' parameter applies to method in {users}, not {self.method!r}; "
+                                 f"leave it 'auto'.")
+        constraint = self._constraint(l2, label_bound)
+        if spec.bounded_domain and not constraint.is_constrained:
+            constraint = "auto"
+        problem = Problem.from_arrays(
+            design, y, loss=loss, l2_regularization=l2, epsilon=epsilon, delta=self.delta, data_norm=norm_bound,
+            label_bound=label_bound, constraint=constraint, strict=self.strict,
+            require_smooth=spec.requires_smooth,
+        )
+        plan = spec.plan(problem, **options)
+        for reason in leaks:  # after the checks that raise: a refused fit releases nothing
+            warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",
+                          PrivacyLeakWarning, stacklevel=4)
+        result = spec.train(problem, plan, random_state)
+        # One column per class for a K-class loss (row-major d×K, losses_multiclass); (d + 1) rows with the intercept.
+        weights = result.coef.reshape(problem.n_features, -1)
+        if weights.shape[1] == 1:
+            weights = weights[:, 0]
+        self.coef_ = weights[:dimension].T.copy()
+        # The constant feature equals data_norm, so its weight times data_norm is the intercept.
+        intercept = weights[dimension] * data_norm if column else np.zeros(weights.shape[1:])
+        if mean is not None:
+            intercept = intercept + mean.value
+        self.intercept_ = float(intercept) if np.ndim(intercept) == 0 else np.asarray(intercept, dtype=float)
+        self.l2_regularization_ = float(result.certificate.assumptions.get("l2_regularization", l2))
+        certificate = result.certificate if mean is None else compose_with_mean(result.certificate, mean)
+        for reason in leaks:
+            certificate = certificate.without_guarantee(reason)
+        self.privacy_report_ = certificate
+
+    def _decision(self, X) -> np.ndarray:
+        check_is_fitted(self)
+        check_frame(X)
+        X = validate_data(self, X, reset=False)
+        return X @ self.coef_.T + self.intercept_
+
+
+def labels_from_scores(scores: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """The classifiers' prediction rule: ``classes[1]`` where a binary margin is > 0, else ``classes[0]``; with
+    K columns of scores, the class of the highest (the first on a tie)."""
+    return classes[(scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)]
+
+
+class PrivateClassifier(ClassifierMixin, PrivateLinearModel):
+    """Shared classifier logic: the public label set, then the binary or the K-class loss."""
+
+    _parameter_constraints: dict = {**COMMON_CONSTRAINTS, "classes": CLASSES_RULES}
+
+    def _multiclass_loss(self, n_classes: int) -> Loss:
+        raise NotImplementedError
+
+    def fit(self, X, y):
+        """Fit on X (n, d) and labels y (any hashable, sortable type; two or more classes); returns self."""
+        X, y, leaks = self._validated(X, y)
+        if is_dask_collection(y):
+            self.classes_, from_y = dask_label_set(y, None if self.classes is None else self._declared_classes())
+            read = (self._labels_read(self.classes_),) if from_y else ()
+            labels = dask_encoded_labels(y, self.classes_)
+        else:
+            self.classes_, read = self._label_set(y)
+            labels = encode_labels(y, self.classes_)
+        # the binary loss on labels ±1 (the second class positive), else the K-class loss on indices
+        loss = self._loss() if self.classes_.size == 2 else self._multiclass_loss(self.classes_.size)
+        self._fit_private(X, labels, loss, read + leaks)
+        return self
+
+    def _label_set(self, y: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
+        """The sorted label set (declared, or read from y) and, if read from y, why that voids the guarantee."""
+        if self.classes is not None:
+            declared = self._declared_classes()
+            outside = ~np.isin(y, declared)
+            if outside.any():
+                found = list(dict.fromkeys(y[outside].tolist()))[:5]
+                raise ValueError(f"y holds labels outside classes={declared.tolist()!r}: {found}; add them to "
+                                 "classes, or remove those records.")
+            return declared, ()
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise ValueError(f"y holds a single class ({classes.tolist()!r}); a classifier needs two or more: "
+                             "declare the label set with classes=[...] (a declared class may be absent from y).")
+        return classes, (self._labels_read(classes),)
+
+    @staticmethod
+    def _labels_read(classes: np.ndarray) -> str:
+        """Why a label set read from the private y voids the guarantee (:data:`LABELS_FROM_DATA`)."""
+        listed = classes.tolist()
+        shown = "{" + ", ".join(repr(label) for label in listed) + "}"
+        return LABELS_FROM_DATA.format(labels=shown, declared=listed)
+
+    def _declared_classes(self) -> np.ndarray:
+        """The declared ``classes``, sorted.
+
+        ``ValueError`` naming the parameter unless two or more distinct sortable labels.
+        """
+        declared = np.asarray(self.classes)
+        if declared.ndim == 1 and declared.dtype == object and any(label is None for label in declared):
+            raise ValueError(f"The 'classes' parameter holds None; labels must be values of one sortable type "
+                             f"(e.g. all strings or all integers); got {self.classes!r}.")
+        try:
+            distinct = np.unique(declared).size if declared.ndim == 1 else -1
+        except TypeError as error:  # labels that do not sort together, e.g. 1 and "a"
+            raise ValueError(f"The 'classes' parameter must hold labels of one sortable type (e.g. all strings "
+                             f"or all integers); got {self.classes!r}.") from error
+        if declared.ndim != 1 or declared.size < 2 or distinct != declared.size:
+            raise ValueError("The 'classes' parameter must be None or a sequence of at least two distinct "
+                             f"labels; got {self.classes!r}.")
+        return np.unique(declared)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores: the signed margin wᵀx + b (n,) for two classes (positive means ``classes_[1]``),
+        else one column per class (n, K)."""
+        return self._decision(X)
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted class labels: the sign of the margin (two classes) or the highest score."""
+        return labels_from_scores(self.decision_function(X), self.classes_)
+
+    def _probabilities(self, X) -> np.ndarray:
+        """Logistic-link probabilities (n, K), rows summing to 1: expit for two classes, softmax otherwise."""
+        scores = self.decision_function(X)
+        if scores.ndim == 2:
+            return softmax(scores, axis=1)
+        positive = expit(scores)
+        return np.column_stack([1.0 - positive, positive])

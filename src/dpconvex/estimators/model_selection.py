@@ -1,0 +1,408 @@
+"""Private model selection: choose λ on the private data itself, with the selection inside the certificate.
+
+:class:`PrivateLogisticRegressionCV`, :class:`PrivateHuberSVCCV` and :class:`PrivateRidgeCV` follow
+scikit-learn's ``…CV`` estimators (a grid ``l2_regularizations``, ``scoring``, the chosen
+``l2_regularization_``, ``best_score_`` and ``cv_results_``) and release one model under one
+certificate (``privacy_report_``) that covers every training run, every score and the selection.
+
+The algorithm (Papernot & Steinke 2022, arXiv:2110.03620; :mod:`dpconvex.accounting.hyperparameter_tuning`):
+
+1. Split (public randomness).  A validation part of ``round(validation_fraction·n)`` records is
+   drawn uniformly from ``random_state``, independently of the data; the rest is the training part.
+2. Budget.  The whole (ε, δ) goes to the selection and its output is released as is (the rule of
+   Papernot & Steinke: the winning candidate itself, trained on the training part; no refit, so
+   nothing is composed after it).  Every run is calibrated to one per-run budget μ, the largest
+   whose selection meets ε at δ (:func:`~dpconvex.accounting.hyperparameter_tuning.calibrate_base_mu`).
+3. K ~ ``runs_distribution`` with mean ``expected_runs`` (Poisson by default: for a given mean it
+   tries every λ of a grid most often and has no heavy tail; docs/model-selection.md compares the
+   laws), drawn from ``random_state``.
+4. Each of the K runs (Q) draws λ uniformly from the grid, trains the library's own estimator with
+   ``method="noisy_gd"`` on the training part at the (ε₁, δ) that μ-GDP gives at δ, and scores the
+   model on the validation part, adding N(0, (Δ/μ)²) to the score (Δ: the score's sensitivity,
+   e.g. 1/n_val for accuracy).
+5. The run of largest noisy score is released: its model, its λ (``l2_regularization_``) and its
+   noisy score (``best_score_``).  K, the other runs' λ and their scores are never released (the
+   theorem needs them secret).
+
+Why each run is μ_Q-GDP (derivation note).  Replace-one neighbours differ in one record, which lies
+in exactly one part (the split is by position, fixed before the data are read).  In the training
+part: the model is a noisy_gd run, μ_λ-GDP by the accountant's GDP bounds (``gdp`` always applies:
+λ > 0 and η < 2/β, which the plan enforces; ``shifted-interpolation`` when it does too), and the
+score is a post-processing of the model with the (unchanged) validation part and independent
+noise.  In the validation part: the model's law does not change and, given the model, the score is
+a Gaussian whose mean moves by at most Δ, so μ-GDP.  So each pair is max(μ_λ, μ)-GDP — the maximum
+over the parts, not their sum.  λ is drawn independently of the data, so Q's output (λ, model,
+score) is a mixture with the same weights under both neighbours, and each hockey-stick divergence
+of the mixture is at most the weighted mean of the components' (joint convexity): Q is
+μ_Q-GDP with μ_Q = max(μ, max_λ μ_λ).  That is what the accountant takes (Q is then
+(α, αμ_Q²/2)-RDP for every α ≥ 1 and has the exact GDP privacy profile).  Each candidate is
+calibrated to the (ε₁, δ) of μ-GDP, so μ_λ ≤ μ when a GDP bound won its calibration; the budget
+search runs on the actual μ_Q, so the certificate never exceeds ε whatever bound won.
+
+Only ``method="noisy_gd"`` trains the candidates: the accountant needs each run's GDP (or RDP)
+guarantee, and the other mechanisms' certificates (PLD for ``auto`` and ``noisy_sgd``'s Poisson
+batches, output perturbation's worst-case bounds) do not give one.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.base import is_classifier
+
+from dpconvex.accounting import gdp
+from dpconvex.data.checks import clip_rows, enforce_label_bound, is_dask_collection, make_rng, norm_bound_scale
+from dpconvex.estimators.base import CLASSES_RULES, COMMON_CONSTRAINTS
+from dpconvex.estimators.linear_model import PrivateHuberSVC, PrivateLogisticRegression, PrivateRidge
+from dpconvex.estimators.params import Instance, Interval, Options
+from dpconvex.estimators.selection_runs import CandidateRuns
+from dpconvex.exceptions import PrivacyLeakWarning
+from dpconvex.mechanisms.selection import (
+    RUNS_DISTRIBUTIONS,
+    SCORINGS,
+    base_mu,
+    best_of_random_runs,
+    calibrate_per_run_mu,
+    repetition_law,
+    score_noise_sd,
+    selection_certificate,
+    validation_run,
+)
+from dpconvex.objectives.losses import row_norms
+from dpconvex.privacy.certificate import PrivacyCertificate
+
+__all__ = ["PrivateLogisticRegressionCV", "PrivateHuberSVCCV", "PrivateRidgeCV", "PrivateSelectionCV",
+           "CLASSIFIER_GRID", "RIDGE_GRID", "MAX_EXPECTED_RUNS"]
+
+#: The grid of λ of the classifiers when none is given: λ = 1e-4 … 1e-2 brackets the λ that UCI Adult's
+#: oracle picks for noisy_gd at ε = 0.05 … 1 (docs/BENCHMARKS.md); smaller λ lengthen noisy_gd's runs.
+CLASSIFIER_GRID = (1e-4, 1e-3, 1e-2)
+#: … and of ridge (around PrivateRidge's default 0.05: a weaker λ widens the ball, hence the noise).
+RIDGE_GRID = (0.01, 0.05, 0.25)
+#: The largest ``expected_runs``.  Every run is a whole noisy_gd fit, so E[K] is the fit's cost in fits, and
+#: more runs buy nothing: at E[K] = 1000 a Poisson K tries every λ of a 100-value grid with probability
+#: (1 − e^{−10})^{100} = 0.995, while the repetition's term log(E[K])/(α − 1) keeps shrinking each run's budget.
+MAX_EXPECTED_RUNS = 1000.0
+
+
+_SELECTION_CONSTRAINTS = {
+    **{name: COMMON_CONSTRAINTS[name] for name in ("epsilon", "delta", "iterations", "step_size", "fit_intercept",
+                                                   "strict", "random_state")},
+    "data_norm": [Interval(0.0, np.inf, "neither")],
+    "l2_regularizations": [Instance((list, tuple, np.ndarray))],
+    "validation_fraction": [Interval(0.0, 1.0, "neither")],
+    "expected_runs": [Interval(1.0, MAX_EXPECTED_RUNS, "both")],
+    "runs_distribution": [Options(tuple(RUNS_DISTRIBUTIONS))],
+}
+
+
+class PrivateSelectionCV:
+    """The fit shared by the ``…CV`` estimators; a subclass puts it before the estimator it tunes.
+
+    The subclass names that estimator in ``_candidate`` (whose ``_loss``, ``_constraint`` and
+    ``_label_bound`` it inherits) and its grid's default; every candidate gets the subclass's
+    parameters of the same name.
+    """
+
+    _candidate: type
+
+    def fit(self, X, y):
+        """Select λ privately on (X, y) and release the winning model (the module docstring's algorithm).
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d)
+            Features, in memory (NumPy or pandas; a Dask collection is refused).  Rows with
+            ‖x‖₂ > ``data_norm`` are clipped once, with a ``PrivacyLeakWarning``.
+        y : array_like of shape (n,)
+            Labels (classifiers: values of ``classes``), or targets (ridge: clipped to ``label_bound``).
+
+        Returns
+        -------
+        self
+            With ``coef_``, ``intercept_``, ``l2_regularization_``, ``best_score_``, ``cv_results_`` and
+            ``privacy_report_`` set (and ``classes_`` for the classifiers).
+
+        Raises
+        ------
+        ValueError
+            Naming the parameter, for a hyperparameter outside its range (including a grid that is not
+            a non-empty sequence of distinct numbers > 0, or a split leaving fewer than 2 training
+            records or no validation record); for a Dask collection X or y.
+        RuntimeError
+            If the Poisson law drew no run (:func:`~dpconvex.mechanisms.selection.best_of_random_runs`):
+            nothing is released and no fitted attribute is left.
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            Also once, for the whole selection, for a target δ ≥ 1/n with n all the records (both parts):
+            :meth:`~dpconvex.mechanisms.problem.Problem.large_delta`'s sentence, which opens the certificate's notes.
+        """
+        self._forget_fit()
+        for name, data in (("X", X), ("y", y)):
+            if is_dask_collection(data):
+                raise ValueError(
+                    f"{type(self).__name__} fits in-memory data only; {name} is a Dask collection. Compute it "
+                    "into a NumPy array or pandas object, or train PrivateLogisticRegression, PrivateHuberSVC or "
+                    "PrivateRidge (which fit Dask collections) at a fixed l2_regularization.")
+        classifier = is_classifier(self)
+        X, y, leaks = self._validated(X, y, y_numeric=not classifier)
+        if classifier:
+            self.classes_, read = self._label_set(y)
+            leaks = read + leaks
+        grid = self._grid()
+        law = repetition_law(self.runs_distribution, self.expected_runs)
+        scoring = SCORINGS[self.scoring]
+        label_bound = self._label_bound()
+        n = y.shape[0]
+        n_validation = int(round(self.validation_fraction * n))
+        if not 1 <= n_validation <= n - 2:
+            raise ValueError(f"validation_fraction={self.validation_fraction!r} leaves {n_validation} of {n} records "
+                             "for validation: it must leave at least 1 for validation and 2 for training.")
+        # once, for every run: the clip's factors (no copy of X), applied in the copies of the two parts below
+        scale, _ = norm_bound_scale(row_norms(X), self.data_norm, strict=self.strict)
+        if label_bound is not None:
+            y, _ = enforce_label_bound(y, label_bound, strict=self.strict)
+        rng = make_rng(self.random_state)
+        order = rng.permutation(n)  # public randomness: positions only
+        validation, training = np.sort(order[:n_validation]), np.sort(order[n_validation:])
+        sensitivity = scoring.sensitivity(label_bound, n_validation)
+
+        runs = CandidateRuns(self, training.size, X.shape[1])
+        mu = calibrate_per_run_mu(law, self.epsilon, self.delta, lambda m: runs.events(grid, m))
+        run_epsilon = gdp.gdp_epsilon(self.delta, mu)
+        X_train, y_train, X_validation = X[training], y[training], X[validation]
+        if scale is not None:  # the parts are copies: their rows above the bound are clipped in place, as in a copy
+            X_train, X_validation = clip_rows(X_train, scale[training], copy=False), clip_rows(
+                X_validation, scale[validation], copy=False)
+        run = validation_run(lambda value, seed: runs.fit(value, mu, seed, X_train, y_train), scoring, X_validation,
+                             y[validation], label_bound, mu)
+
+        caveat = runs.large_delta(n)  # the selection reads all n records (the candidates' own warning is dropped)
+        for reason in leaks:  # after the checks that raise: a refused fit releases nothing
+            warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",
+                          PrivacyLeakWarning, stacklevel=2)
+        if caveat is not None:
+            warnings.warn(caveat, PrivacyLeakWarning, stacklevel=2)
+        selection = best_of_random_runs(law, grid, run, rng)
+        if selection is None:
+            self._forget_fit()  # classes_ and n_features_in_ were set while the input was checked
+            raise RuntimeError(
+                f"no candidate was trained: the Poisson law of the number of runs drew K = 0 (probability "
+                f"{math.exp(-law.mean):.2g}); nothing data-dependent was computed, and the certificate covers this "
+                "outcome. Fitting again spends the privacy budget again; a larger expected_runs or "
+                "runs_distribution='geometric' (K >= 1 always) avoids it.")
+        winner = selection.output
+        self.coef_, self.intercept_ = winner.coef_, winner.intercept_
+        self.l2_regularization_ = selection.value
+        self.best_score_ = float(selection.score)
+        chosen = grid == selection.value
+        self.cv_results_ = {"params": [{"l2_regularization": float(v)} for v in grid], "param_l2_regularization": grid,
+                            "selected": chosen, "validation_score": np.where(chosen, self.best_score_, np.nan)}
+        certificate = self._certificate(law, grid, mu, base_mu(mu, runs.events(grid, mu)), run_epsilon, sensitivity,
+                                        scoring, selection, n, n_validation, caveat)
+        for reason in leaks:
+            certificate = certificate.without_guarantee(reason)
+        self.privacy_report_ = certificate
+        return self
+
+    def _forget_fit(self) -> None:
+        """Remove every fitted attribute (public, ending in ``_``): a failed fit leaves none, stale or new."""
+        for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("_")]:
+            delattr(self, name)
+
+    def _grid(self) -> NDArray[np.float64]:
+        """``l2_regularizations`` as a float array, or ``ValueError`` naming it (booleans refused before the cast)."""
+        values = self.l2_regularizations
+        try:
+            booleans = any(isinstance(v, (bool, np.bool_)) for v in np.ravel(np.asarray(values, dtype=object)))
+            grid = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            booleans, grid = False, np.array([np.nan])
+        if (booleans or grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0))
+                or np.unique(grid).size != grid.size):
+            raise ValueError("The 'l2_regularizations' parameter must be a non-empty sequence of distinct numbers "
+                             f"> 0 (the grid of lambda); got {values!r}.")
+        return grid
+
+    def _certificate(self, law, grid, mu, base_mu, run_epsilon, sensitivity, scoring, selection, n,
+                     n_validation, caveat) -> PrivacyCertificate:
+        """The selection's certificate (:func:`selection_certificate`), with the budget rule and the split; its
+        notes open with ``caveat`` (:meth:`~dpconvex.mechanisms.problem.Problem.large_delta` for the n records)
+        unless None."""
+        report = selection.output.privacy_report_
+        notes = (
+            *(() if caveat is None else (caveat,)),
+            f"budget rule: the whole (epsilon, delta) = ({self.epsilon:g}, {self.delta:g}) goes to the selection and "
+            "the winning candidate itself is released (Papernot & Steinke's output; no refit on all data, nothing "
+            f"composed after it); every run has the per-run budget mu = {mu:.6g} (GDP), the largest whose selection "
+            "meets epsilon at delta",
+            f"each run: lambda uniform on {grid.tolist()}, noisy_gd at (epsilon, delta) = ({run_epsilon:.6g}, "
+            f"{self.delta:g}) (the mu-GDP point at delta) on {n - n_validation} training records, then {scoring.name} "
+            f"on {n_validation} validation records plus N(0, {score_noise_sd(sensitivity, mu):.6g}^2) (sensitivity "
+            f"{sensitivity:.6g})",
+            f"number of runs K ~ {law.describe()}; K, the other runs' lambda and their scores are not released",
+            f"released: l2_regularization = {selection.value:g} (its training certified by noisy_gd's {report.bound}, "
+            f"{report.epsilon:.6g} at delta), its model and its noisy validation score {selection.score:.6g}",
+        )
+        return selection_certificate(
+            law, base_mu, self.delta, per_run_mu=mu, iterations=report.iterations, notes=notes,
+            assumptions={"n": n, "n_train": n - n_validation, "n_validation": n_validation,
+                         "loss": report.assumptions["loss"], "data_norm": self.data_norm,
+                         "label_bound": self._label_bound(), "l2_regularizations": grid.tolist(),
+                         "l2_regularization": selection.value, "run_epsilon": run_epsilon, "scoring": scoring.name,
+                         "score_sensitivity": sensitivity, "score_noise_sd": score_noise_sd(sensitivity, mu),
+                         "candidate_mechanism": "noisy_gd",
+                         "released": "the winning candidate's model, its lambda and its noisy validation score"})
+
+
+_CV_DOC = """
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Target ε > 0 of the one (ε, δ)-DP certificate, selection included.
+    delta : float, default=1e-8
+        Target δ in (0, 1).
+    l2_regularizations : sequence of float, default={grid}
+        The grid of λ > 0 (scikit-learn's ``Cs`` / ``alphas``, here in the library's λ).
+    scoring : {scorings}, default="{scoring}"
+        The validation score (:data:`~dpconvex.mechanisms.selection.SCORINGS`; its sensitivity is stated there).
+    validation_fraction : float in (0, 1), default=0.2
+        Share of the records in the validation part (drawn from ``random_state``).
+    expected_runs : float in [1, 1000], default=10.0
+        E[K], the expected number of training runs (each a whole noisy_gd fit; above 1000 more runs buy
+        nothing, :data:`~dpconvex.estimators.model_selection.MAX_EXPECTED_RUNS`).
+    runs_distribution : {{"poisson", "geometric", "logarithmic"}}, default="poisson"
+        The law of K (Poisson may draw K = 0, with probability exp(−expected_runs): ``fit`` then
+        raises ``RuntimeError`` and releases nothing).
+    data_norm, fit_intercept, iterations, step_size, strict, random_state{extra}
+        As in :class:`~dpconvex.estimators.linear_model.{base}`, for every candidate (``method="noisy_gd"``).
+        ``data_norm`` must be a number.
+
+    Attributes
+    ----------
+    coef_, intercept_, n_features_in_, feature_names_in_
+        Of the released (winning) model{classes}.
+    l2_regularization_ : float
+        The chosen λ.
+    best_score_ : float
+        The released model's noisy validation score (private: part of the selection's output).
+    cv_results_ : dict
+        ``params``, ``param_l2_regularization`` (the grid), ``selected`` (the chosen λ) and
+        ``validation_score`` (``best_score_`` at the chosen λ, nan elsewhere: the other scores are
+        not released).
+    privacy_report_ : PrivacyCertificate
+        The one certificate of the release; its notes give the budget rule, the law of K, the
+        per-run budget and the chosen λ.
+"""
+
+
+def _cv_class(base: type, grid: tuple, scorings: tuple[str, ...], extra: dict[str, list],
+              extra_doc: str = "") -> tuple[dict, str]:
+    """Parameter rules and the docstring of the ``…CV`` of ``base``."""
+    rules = {**_SELECTION_CONSTRAINTS, "scoring": [Options(scorings)], **extra}
+    doc = _CV_DOC.format(grid=grid, scorings="{" + ", ".join(f'"{s}"' for s in scorings) + "}",
+                                 scoring=scorings[0], extra=extra_doc, base=base.__name__,
+                                 classes=", and ``classes_`` (as ``classes``, declared or read from y)"
+                                 if "classes" in extra else "")
+    return rules, doc
+
+
+_LOGISTIC_RULES, _LOGISTIC_DOC = _cv_class(PrivateLogisticRegression, CLASSIFIER_GRID, ("accuracy",),
+                                           {"classes": CLASSES_RULES}, ", classes")
+
+
+class PrivateLogisticRegressionCV(PrivateSelectionCV, PrivateLogisticRegression):
+    __doc__ = "Differentially private logistic regression with λ chosen privately (module docstring).\n" + _LOGISTIC_DOC
+
+    _candidate = PrivateLogisticRegression
+    _parameter_constraints = _LOGISTIC_RULES
+
+    def __init__(self, *, epsilon=1.0, delta=1e-8, l2_regularizations=CLASSIFIER_GRID, scoring="accuracy",
+                 validation_fraction=0.2, expected_runs=10.0, runs_distribution="poisson", data_norm=1.0,
+                 fit_intercept=False, classes=None, iterations="auto", step_size="auto", strict=False,
+                 random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.l2_regularizations = l2_regularizations
+        self.scoring = scoring
+        self.validation_fraction = validation_fraction
+        self.expected_runs = expected_runs
+        self.runs_distribution = runs_distribution
+        self.data_norm = data_norm
+        self.fit_intercept = fit_intercept
+        self.classes = classes
+        self.iterations = iterations
+        self.step_size = step_size
+        self.strict = strict
+        self.random_state = random_state
+
+
+_SVC_RULES, _SVC_DOC = _cv_class(PrivateHuberSVC, CLASSIFIER_GRID, ("accuracy",),
+                                 {"classes": CLASSES_RULES, "huber_h": [Interval(0.0, np.inf, "neither")]},
+                                 ", classes, huber_h")
+
+
+class PrivateHuberSVCCV(PrivateSelectionCV, PrivateHuberSVC):
+    __doc__ = "Differentially private huberised-hinge SVM with λ chosen privately (module docstring).\n" + _SVC_DOC
+
+    _candidate = PrivateHuberSVC
+    _parameter_constraints = _SVC_RULES
+
+    def __init__(self, *, epsilon=1.0, delta=1e-8, l2_regularizations=CLASSIFIER_GRID, scoring="accuracy",
+                 validation_fraction=0.2, expected_runs=10.0, runs_distribution="poisson", data_norm=1.0,
+                 fit_intercept=False, classes=None, huber_h=0.5, iterations="auto", step_size="auto", strict=False,
+                 random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.l2_regularizations = l2_regularizations
+        self.scoring = scoring
+        self.validation_fraction = validation_fraction
+        self.expected_runs = expected_runs
+        self.runs_distribution = runs_distribution
+        self.data_norm = data_norm
+        self.fit_intercept = fit_intercept
+        self.classes = classes
+        self.huber_h = huber_h
+        self.iterations = iterations
+        self.step_size = step_size
+        self.strict = strict
+        self.random_state = random_state
+
+
+_RIDGE_RULES, _RIDGE_DOC = _cv_class(
+    PrivateRidge, RIDGE_GRID, ("neg_mean_squared_error", "neg_mean_absolute_error"),
+    {"label_bound": [Interval(0.0, np.inf, "neither")],
+     "radius": [Interval(0.0, np.inf, "neither"), Options(("auto",))]},
+    ", label_bound, radius")
+
+
+class PrivateRidgeCV(PrivateSelectionCV, PrivateRidge):
+    __doc__ = "Differentially private ridge regression with λ chosen privately (module docstring).\n" + _RIDGE_DOC
+
+    _candidate = PrivateRidge
+    _parameter_constraints = _RIDGE_RULES
+
+    def __init__(self, *, epsilon=1.0, delta=1e-8, l2_regularizations=RIDGE_GRID, scoring="neg_mean_squared_error",
+                 validation_fraction=0.2, expected_runs=10.0, runs_distribution="poisson", data_norm=1.0,
+                 label_bound=1.0, radius="auto", fit_intercept=False, iterations="auto", step_size="auto",
+                 strict=False, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.l2_regularizations = l2_regularizations
+        self.scoring = scoring
+        self.validation_fraction = validation_fraction
+        self.expected_runs = expected_runs
+        self.runs_distribution = runs_distribution
+        self.data_norm = data_norm
+        self.label_bound = label_bound
+        self.radius = radius
+        self.fit_intercept = fit_intercept
+        self.iterations = iterations
+        self.step_size = step_size
+        self.strict = strict
+        self.random_state = random_state

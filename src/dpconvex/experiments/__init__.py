@@ -1,1 +1,0 @@
-"""Reproductions of figures from the papers dpconvex implements (one module per paper)."""

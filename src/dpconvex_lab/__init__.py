@@ -1,0 +1,11 @@
+"""The lab: benchmarks, peer baselines and figure reproductions, outside the library.
+
+Nothing in :mod:`dpconvex` imports this package except the CLI's ``bench`` and ``reproduce``
+commands (``dpconvex.cli.lab``), inside the command.  Benchmarks: ``bench`` (UCI Adult, every
+method and the peers), ``bench_datasets``, ``bench_panel`` / ``panel_data`` / ``panel_report`` (the
+default on every table), ``bench_scale``, ``bench_scaling``, ``bench_planning``, ``bench_selection``,
+``bench_replicates``, ``bench_tuned``, ``bench_report`` (``docs/BENCHMARKS.md``), ``bench_dask``
+(run by hand); peer baselines: ``baselines``, ``dpsgd``, ``add_remove``; figure reproductions:
+``contraction_figures``, ``langevin_figures``, ``sco_risk``.  Third-party dependencies beyond the
+library's: ``pip install "dpconvex[bench]"``.
+"""
