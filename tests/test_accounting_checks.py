@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import dpconvex.accounting
-from dpconvex.data.checks import check_privacy_budget
 from dpconvex.accounting import gdp, hockey_stick, noisy_gd, noisy_sgd, private_sco, rdp, sensitivity
 from dpconvex.accounting._checks import (
     check_delta,
@@ -25,6 +24,7 @@ from dpconvex.accounting._checks import (
     check_orders,
     check_positive,
 )
+from dpconvex.data.checks import check_privacy_budget
 
 BAD_EPSILONS = [0.0, -1.0, math.inf, math.nan, "1.0", None, np.array([1.0, 2.0])]
 BAD_DELTAS = [0.0, 1.0, -0.1, 1.5, math.nan, "0.5", None]

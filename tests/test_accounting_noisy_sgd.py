@@ -82,11 +82,11 @@ def test_cyclic_bounds_dominate_the_exact_worst_batch_law(eta, lam, batches, epo
     assert "composition" in names
     assert ("bok-cgd" in names) == (eta * (1 + lam) < 2)
     for name in names:
-        assert acc.gdp_mu(e, name) >= mu_exact * (1 - 1e-12), name
+        assert acc.bound_mu(e, name) >= mu_exact * (1 - 1e-12), name
         for eps in EPS_GRID:
             assert acc.delta_of(e, name, eps) >= gaussian_shift_delta(eps, mu_exact) * (1 - 1e-9) - 1e-12
     if "exact-quadratic" in names:
-        assert acc.gdp_mu(e, "exact-quadratic") == pytest.approx(mu_exact, rel=1e-10)
+        assert acc.bound_mu(e, "exact-quadratic") == pytest.approx(mu_exact, rel=1e-10)
 
 
 @pytest.mark.parametrize("eta, lam, batches, epochs",
@@ -188,7 +188,7 @@ def test_bok_cgd_with_one_batch_is_at_least_the_full_batch_gdp_bound():
     e = acc.NoisySGDEvent(n=n, batch_size=n, batching="cyclic", epochs=k, step_size=eta,
                           sigma=n * math.sqrt(2 / eta) * sigma_c, sensitivity=sg, strong_convexity=1.0, smoothness=3.0)
     gd = float(gdp.noisy_gd_mu(n, sg, eta, sigma_c, k, 1.0, 3.0))
-    assert gd <= acc.gdp_mu(e, "bok-cgd") <= gd * math.sqrt(2.0)
+    assert gd <= acc.bound_mu(e, "bok-cgd") <= gd * math.sqrt(2.0)
 
 
 def test_reference_run_golden_values():
@@ -196,7 +196,7 @@ def test_reference_run_golden_values():
     # Thm 4.5 factor from a 50-digit mpmath evaluation: 1.0093568957179449734; composition: √5.
     assert REF.batches == 191 and REF.steps == 955 and REF.contraction == pytest.approx(0.9995)
     assert nb.bok_cgd_factor(REF.contraction, 191, 5) == pytest.approx(1.0093568957179449734, rel=1e-12)
-    assert acc.gdp_mu(REF, "composition") == pytest.approx(math.sqrt(5) * 2 / 50)
+    assert acc.bound_mu(REF, "composition") == pytest.approx(math.sqrt(5) * 2 / 50)
 
 
 GDP_EVENTS = st.builds(

@@ -4,6 +4,11 @@ This subpackage imports nothing else from dpconvex (:mod:`.poisson_pld` uses the
 dp-accounting package); mechanisms call it, never the reverse.
 Every module (the package namespace imports some of them; import the others by name):
 
+The interface
+    :mod:`.interface`: ``account(event, delta)`` and ``calibrate(event, epsilon, delta)`` for every
+    family below, dispatching on the event record's type (the documented way to account and
+    calibrate; the package's ``account`` and ``calibrate`` are these).  The event records that do not
+    live with their accountant: :mod:`.noisy_sgd_event`, :mod:`.pnsgd_event`, :mod:`.tuning_event`.
 Shared core
     :mod:`.best_of` (bound records, the bound registry, best-of, :class:`PrivacyAccount`),
     :mod:`.calibration` (the one calibration search: ``smallest_noise``, ``smallest_epsilon``),
@@ -19,18 +24,29 @@ Accountants, one per mechanism family
     noisy SGD with the fresh-sample rule).
 Private selection
     :mod:`.hyperparameter_tuning` (Papernot & Steinke 2022: the best of a random number of runs of
-    a base mechanism, e.g. the private model selection of :mod:`dpconvex.estimators.model_selection`).
+    a base mechanism, e.g. the private model selection of :mod:`dpconvex.model_selection`).
 Comparison numbers, never certificates
     :mod:`.ye_shokri` (Ye & Shokri 2022 shuffle-and-partition RDP, from the authors' code).
 """
 
-from . import gdp, hockey_stick, hyperparameter_tuning, langevin, noisy_gd, private_sco, rdp
+from . import gdp, hockey_stick, hyperparameter_tuning, interface, langevin, noisy_gd, private_sco, rdp
 from .best_of import PrivacyAccount
-from .noisy_gd import BOUNDS, NoisyGDEvent, account, best_rdp, calibrate_sigma, rdp_curve
+from .interface import account, calibrate
+from .noisy_gd import BOUNDS, NoisyGDEvent, best_rdp, calibrate_sigma, rdp_curve
+from .noisy_sgd_event import NoisySGDEvent
+from .pnsgd_event import PNSGDEvent
+from .private_sco import SCOEvent
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
 from .sensitivity import OutputPerturbationEvent, SGDSchedule, account_output_perturbation, calibrate_output_sigma
+from .tuning_event import TuningEvent
 
 __all__ = [
+    "interface",
+    "calibrate",
+    "NoisySGDEvent",
+    "PNSGDEvent",
+    "SCOEvent",
+    "TuningEvent",
     "gdp",
     "langevin",
     "noisy_gd",

@@ -35,49 +35,28 @@ coincide and, for inputs in K, ψ moves them at most ρD apart (Lemma 4), so η_
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import replace
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import erfcx, log_ndtr
 
-from ._checks import check_delta, check_nonnegative, check_positive, check_positive_array
+from ._checks import check_delta, check_nonnegative, check_positive_array
 from .best_of import PrivacyAccount
 from .calibration import smallest_epsilon, smallest_noise
 from .gdp import gd_contraction, gdp_delta, gdp_mu
+from .pnsgd_event import NOISES, RANDOM_STOP_THEOREM, PNSGDEvent, _check_loss, _check_n_record
 from .rounding import largest_rounding_within, round_up
 
 __all__ = [
-    "gaussian_hockey_stick",
-    "log_gaussian_hockey_stick",
-    "laplace_hockey_stick",
-    "log_laplace_hockey_stick",
-    "gaussian_mechanism_delta",
-    "laplace_mechanism_delta",
-    "epsilon_for_delta",
-    "projected_gaussian_contraction",
-    "gradient_step_lipschitz",
-    "pnsgd_gaussian_delta",
-    "pnsgd_laplace_delta",
-    "pnsgd_random_stop_delta",
-    "pnsgd_profile",
-    "calibrate_pnsgd_noise",
-    "rdp_baseline_delta",
-    "PNSGDEvent",
-    "account_pnsgd",
-    "NOISES",
+    "gaussian_hockey_stick", "log_gaussian_hockey_stick", "laplace_hockey_stick", "log_laplace_hockey_stick",
+    "gaussian_mechanism_delta", "laplace_mechanism_delta", "epsilon_for_delta", "projected_gaussian_contraction",
+    "gradient_step_lipschitz", "pnsgd_gaussian_delta", "pnsgd_laplace_delta", "pnsgd_random_stop_delta",
+    "pnsgd_profile", "calibrate_pnsgd_noise", "rdp_baseline_delta", "PNSGDEvent", "account_pnsgd", "NOISES",
     "RANDOM_STOP_THEOREM",
 ]
-
-#: Noise families of PNSGD: name → (keyword of its level here, theorem of the fixed-stop bound).
-NOISES = {
-    "gaussian": ("sigma", "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 4"),
-    "laplace": ("scale", "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 3"),
-}
-#: Theorem of the random-stopping bound (x_T released for a secret T ~ Unif{1..n}).
-RANDOM_STOP_THEOREM = "Asoodeh, Diaz, Calmon 2020 (arXiv:2001.06546), Thm 5 (random stopping)"
 
 _SQRT2 = np.sqrt(2.0)
 
@@ -190,27 +169,6 @@ def gradient_step_lipschitz(step_size: float, smoothness: float, strong_convexit
 def _positive(name: str, value: ArrayLike) -> NDArray[np.float64]:
     """:func:`._checks.check_positive_array` (every entry finite and > 0), argument order kept."""
     return check_positive_array(value, name)
-
-
-def _check_loss(lipschitz: float, smoothness: float, strong_convexity: float, step_size: float) -> None:
-    checks = [
-        ("lipschitz", np.isfinite(lipschitz) and lipschitz >= 0, "finite and >= 0"),
-        ("strong_convexity", np.isfinite(strong_convexity) and strong_convexity >= 0, "finite and >= 0"),
-        ("smoothness", np.isfinite(smoothness) and smoothness >= strong_convexity, "finite and >= strong_convexity"),
-        ("step_size", np.isfinite(step_size) and step_size > 0, "finite and > 0"),
-    ]
-    for name, ok, valid in checks:
-        if not ok:
-            value = {"lipschitz": lipschitz, "strong_convexity": strong_convexity,
-                     "smoothness": smoothness, "step_size": step_size}[name]
-            raise ValueError(f"{name} must be {valid}; got {value!r}.")
-
-
-def _check_n_record(n: int, record: int | None) -> None:
-    if not (float(n).is_integer() and n >= 1):
-        raise ValueError(f"n must be an integer >= 1; got {n!r}.")
-    if record is not None and not (float(record).is_integer() and 1 <= record <= n):
-        raise ValueError(f"record must be an integer in 1..n (= {n}); got {record!r}.")
 
 
 def _log_factors(epsilon, n, lipschitz, smoothness, strong_convexity, step_size, diameter, sigma, scale, dimension=1):
@@ -328,8 +286,10 @@ def calibrate_pnsgd_noise(
 ) -> float:
     """Smallest noise level (σ for ``noise="gaussian"``, the Laplace scale b otherwise) meeting (ε, δ).
 
-    The worst record's δ(ε) (Thm 4/3 at t = n, or Thm 5) decreases in the noise level (θ_γ and the
-    Laplace E_γ increase in the distance, and both arguments scale as 1/noise), so
+    The keywords describe a :class:`.pnsgd_event.PNSGDEvent` (its worst record), whose noise
+    :func:`.interface.calibrate` sets by the same search.  The worst record's δ(ε) (Thm 4/3 at t = n,
+    or Thm 5) decreases in the noise level (θ_γ and the Laplace E_γ increase in the distance, and both
+    arguments scale as 1/noise), so
     :func:`.calibration.smallest_noise` (the library's one calibration) finds it to within a factor
     1 + ``rtol`` (``tolerance="noise"``): the returned level is an evaluated point whose δ is at most
     ``delta`` (calibration never overshoots), and the level divided by 1 + ``rtol`` exceeds ``delta``.
@@ -344,29 +304,30 @@ def calibrate_pnsgd_noise(
     most θ₁, so the answer is at most the start; only the number of evaluations depends on it.
     """
     check_delta(delta)
-    if noise not in ("gaussian", "laplace"):
+    if noise not in NOISES:
         raise ValueError(f"noise must be 'gaussian' or 'laplace'; got {noise!r}.")
-    common: dict[str, Any] = dict(n=n, lipschitz=lipschitz, smoothness=smoothness, strong_convexity=strong_convexity,
-                                  step_size=step_size, diameter=diameter)
-    key = "sigma" if noise == "gaussian" else "scale"
+    level: dict[str, Any] = {NOISES[noise][0]: 1.0}
+    event = PNSGDEvent(n, lipschitz, smoothness, strong_convexity, step_size, diameter, random_stop=random_stop,
+                       **level)
+    return _calibrate(event, epsilon, delta, rtol)
 
+
+def _calibrate(event: PNSGDEvent, epsilon: float, delta: float, rtol: float = 1e-9) -> float:
+    """The noise level of :func:`calibrate_pnsgd_noise` for the record ``event`` certifies (its level ignored)."""
+    check_delta(delta)
     check_nonnegative(epsilon, "epsilon")
-    aim = largest_rounding_within(float(epsilon))
-
-    def worst(level: float) -> float:
-        noise_level: dict[str, Any] = {key: level}
-        if random_stop:
-            return float(pnsgd_random_stop_delta(aim, **common, **noise_level))
-        fn = pnsgd_gaussian_delta if noise == "gaussian" else pnsgd_laplace_delta
-        return float(fn(aim, **common, record=n, **noise_level))
-
+    aim, key, lipschitz = largest_rounding_within(float(epsilon)), NOISES[event.noise][0], event.lipschitz
     if lipschitz == 0.0:
         raise ValueError("lipschitz must be > 0 to calibrate noise (L = 0 needs no noise).")
-    _check_loss(lipschitz, smoothness, strong_convexity, step_size)
-    if noise == "gaussian":
+    if event.noise == "gaussian":
         start = 2.0 * lipschitz / gdp_mu(epsilon, delta) if epsilon > 0 else 1.0
     else:
         start = lipschitz / (0.5 * epsilon - np.log1p(-delta))
+
+    def worst(level: float) -> float:
+        noise_level: dict[str, Any] = {key: level}
+        return _delta_curve(replace(event, **noise_level))[0](aim)
+
     return smallest_noise(worst, delta, float(start), rtol=rtol, tolerance="noise", floor=1e-300, ceiling=1e300)
 
 
@@ -398,53 +359,16 @@ def rdp_baseline_delta(
         return np.where(eps >= a_t, np.exp(-((eps - a_t) ** 2) / (4.0 * a_t)), 1.0)
 
 
-@dataclass(frozen=True)
-class PNSGDEvent:
-    """One run of PNSGD (eq. (12) of arXiv:2001.06546, module conventions): what :func:`account_pnsgd` certifies.
-
-    Parameters
-    ----------
-    n : int
-        Records, one per step (n ≥ 1).
-    lipschitz, smoothness, strong_convexity : float
-        L ≥ 0, β ≥ λ (finite) and λ ≥ 0 of the loss on K.
-    step_size : float
-        η > 0.
-    diameter : float
-        D > 0, the diameter of K.
-    sigma, scale : float or None
-        Exactly one: σ > 0 of Gaussian noise (Thm 4) or b > 0 of Laplace noise (Thm 3, d = 1).
-    record : int or None
-        The record t in 1..n to certify; None: the worst one (t = n).  Must be None with random stopping.
-    random_stop : bool
-        x_T released for a secret T ~ Unif{1..n} (Thm 5; every record gets the worst one's bound, t = 1).
-    """
-
-    n: int
-    lipschitz: float
-    smoothness: float
-    strong_convexity: float
-    step_size: float
-    diameter: float
-    sigma: float | None = None
-    scale: float | None = None
-    record: int | None = None
-    random_stop: bool = False
-
-    def __post_init__(self) -> None:
-        _check_n_record(self.n, self.record)
-        _check_loss(self.lipschitz, self.smoothness, self.strong_convexity, self.step_size)
-        check_positive(self.diameter, "diameter")
-        if (self.sigma is None) == (self.scale is None):
-            raise ValueError("give exactly one of sigma (Gaussian noise) and scale (Laplace noise); got "
-                             f"sigma={self.sigma!r}, scale={self.scale!r}.")
-        check_positive(cast(float, self.scale if self.sigma is None else self.sigma),
-                       "scale" if self.sigma is None else "sigma")
-        if not isinstance(self.random_stop, bool):
-            raise ValueError(f"random_stop must be a bool; got {self.random_stop!r}.")
-        if self.random_stop and self.record is not None:
-            raise ValueError(f"record must be None with random_stop=True (Thm 5 gives every record the bound of the "
-                             f"worst one, t = 1); got {self.record!r}.")
+def _delta_curve(e: PNSGDEvent) -> tuple[Callable[[float], float], str]:
+    """ε ↦ δ(ε) of the record ``e`` certifies, and its theorem: Thm 5 with ``e.random_stop``, else Thm 4
+    (``sigma``) or Thm 3 (``scale``) at ``e.record`` (None: the worst record, t = n)."""
+    common: dict[str, Any] = dict(n=e.n, lipschitz=e.lipschitz, smoothness=e.smoothness,
+                                  strong_convexity=e.strong_convexity, step_size=e.step_size, diameter=e.diameter)
+    if e.random_stop:
+        return lambda x: float(pnsgd_random_stop_delta(x, **common, sigma=e.sigma, scale=e.scale)), RANDOM_STOP_THEOREM
+    fn = pnsgd_gaussian_delta if e.scale is None else pnsgd_laplace_delta
+    level: dict[str, Any] = {NOISES[e.noise][0]: e.sigma if e.scale is None else e.scale}
+    return lambda x: float(fn(x, **common, record=e.n if e.record is None else e.record, **level)), NOISES[e.noise][1]
 
 
 @lru_cache(maxsize=1024)
@@ -457,25 +381,12 @@ def account_pnsgd(event: PNSGDEvent, delta: float) -> PrivacyAccount:
     (None: the worst record, t = n).  Cached (pure).
     """
     delta = check_delta(delta)
-    e = event
-    common: dict[str, Any] = dict(n=e.n, lipschitz=e.lipschitz, smoothness=e.smoothness,
-                                  strong_convexity=e.strong_convexity, step_size=e.step_size, diameter=e.diameter)
-    if e.random_stop:
-        fn = lambda x: float(pnsgd_random_stop_delta(x, **common, sigma=e.sigma, scale=e.scale))
-        theorem = RANDOM_STOP_THEOREM
-    else:
-        t = e.n if e.record is None else e.record
-        if e.scale is None:
-            fn = lambda x: float(pnsgd_gaussian_delta(x, **common, record=t, sigma=cast(float, e.sigma)))
-            theorem = NOISES["gaussian"][1]
-        else:
-            fn = lambda x: float(pnsgd_laplace_delta(x, **common, record=t, scale=cast(float, e.scale)))
-            theorem = NOISES["laplace"][1]
+    fn, theorem = _delta_curve(event)
     eps = round_up(epsilon_for_delta(fn, delta))
     return PrivacyAccount(
         epsilon=eps, delta=delta, bound="hockey-stick", theorem=theorem,
         assumptions=("replace-one neighbours", "each record used once, in order", "only the output iterate released",
                      "L-Lipschitz, β-smooth, λ-strongly convex loss on K", "diam(K) = D", "data-independent x_0")
-        + (("the stopping time T stays secret (never reported, and all n steps run)",) if e.random_stop else ()),
+        + (("the stopping time T stays secret (never reported, and all n steps run)",) if event.random_stop else ()),
         order=None, conversion="exact E_γ (Thm 1)", candidates={"hockey-stick": eps},
     )

@@ -101,127 +101,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-import numpy as np
-
 from . import best_of, calibration, gdp, poisson_pld
 from . import noisy_sgd_bounds as nb
 from . import shifted_interpolation as si
 from ._checks import check_delta, check_epsilon, check_open_unit
 from .noisy_gd import EVERY_ITERATE, HIDDEN_STATE
+from .noisy_sgd_event import BATCHINGS, NoisySGDEvent
+from .noisy_sgd_event import CLIPPINGS as CLIPPINGS
 from .rounding import round_up
 
 __all__ = [
     "BATCHINGS", "NoisySGDEvent", "SGDBound", "BOUNDS", "EXCLUDED", "unmet_conditions",
-    "applicable_bounds", "candidate_bounds", "gdp_mu", "epsilon_of", "delta_of", "account", "composition_epsilon",
-    "calibrate_sigma", "hidden_state_conditions",
+    "applicable_bounds", "candidate_bounds", "epsilon_of", "delta_of", "account", "composition_epsilon",
+    "calibrate_sigma", "hidden_state_conditions", "bound_mu",
 ]
-
-BATCHINGS = ("poisson", "shuffled", "cyclic")
-#: Per-example clipping: none, on a GLM / margin loss φ(θᵀx; y) (keeps F_B convex and M-smooth), other.
-CLIPPINGS = ("none", "glm", "other")
-
-
-@dataclass(frozen=True)
-class NoisySGDEvent:
-    """One run of noisy mini-batch SGD in the convention of the module docstring.
-
-    Parameters
-    ----------
-    n : int
-        Number of records (replace-one neighbours keep n fixed).
-    batch_size : int
-        b, 1 ≤ b ≤ n: the batch size (Poisson: expected batch size, sampling rate q = b/n).
-    batching : {"poisson", "shuffled", "cyclic"}
-    epochs : int
-        E ≥ 1; the run has T = E·⌈n/b⌉ steps.
-    step_size : float
-        η > 0.
-    sigma : float
-        σ > 0, standard deviation of the Gaussian noise added to the sum of per-example gradients.
-    sensitivity : float
-        S_g = sup ‖∇ℓ(θ; z) − ∇ℓ(θ; z')‖ (= 2L for L-bounded gradients).
-    strong_convexity, smoothness : float
-        m ≥ 0 and M ≥ m of every step objective (1/b)Σ_{i∈B}ℓ(·; z_i) + r.
-    diameter : float or None
-        Diameter D of the L2 ball C (None: C = R^d).
-    permutation_secret : bool
-        Shuffled runs only: the partition was never exposed.  (No implemented bound relies on it.)
-    quadratic_loss : bool
-        ℓ(θ; x) = ½‖θ − x‖² (unbounded gradients on R^d; S_g = 2·data-norm bound).
-    last_iterate_only : bool
-        Only θ_T is released (False: e.g. a mean of iterates; composition only).
-    clipping : {"none", "glm", "other"}
-        Per-example clipping: none, on a GLM / margin loss (keeps the declared m = λ and M), other.
-    """
-
-    n: int
-    batch_size: int
-    batching: str
-    epochs: int
-    step_size: float
-    sigma: float
-    sensitivity: float
-    strong_convexity: float = 0.0
-    smoothness: float = float("inf")
-    diameter: float | None = None
-    permutation_secret: bool = False
-    quadratic_loss: bool = False
-    last_iterate_only: bool = True
-    clipping: str = "none"
-
-    def __post_init__(self) -> None:
-        def integer(v, lo):
-            return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= lo
-
-        checks = [
-            ("n", integer(self.n, 1), "an integer >= 1"),
-            ("batch_size", integer(self.batch_size, 1) and self.batch_size <= self.n, "an integer in [1, n]"),
-            ("batching", self.batching in BATCHINGS, f"one of {BATCHINGS}"),
-            ("epochs", integer(self.epochs, 1), "an integer >= 1"),
-            ("step_size", math.isfinite(self.step_size) and self.step_size > 0, "finite and > 0"),
-            ("sigma", math.isfinite(self.sigma) and self.sigma > 0, "finite and > 0"),
-            ("sensitivity", math.isfinite(self.sensitivity) and self.sensitivity > 0, "finite and > 0"),
-            ("strong_convexity", math.isfinite(self.strong_convexity) and self.strong_convexity >= 0,
-             "finite and >= 0"),
-            ("smoothness", self.smoothness >= self.strong_convexity, ">= strong_convexity"),
-            ("diameter", self.diameter is None or (math.isfinite(self.diameter) and self.diameter > 0),
-             "None or finite and > 0"),
-            ("permutation_secret", not self.permutation_secret or self.batching == "shuffled",
-             "False unless batching='shuffled' (a cyclic order is public; Poisson has no permutation)"),
-            ("last_iterate_only", isinstance(self.last_iterate_only, bool), "a bool"),
-            ("clipping", self.clipping in CLIPPINGS, f"one of {CLIPPINGS}"),
-        ]
-        for name, ok, valid in checks:
-            if not ok:
-                raise ValueError(f"{name} must be {valid}; got {getattr(self, name)!r}.")
-        if self.quadratic_loss and self.strong_convexity != self.smoothness:
-            raise ValueError("quadratic_loss=True needs strong_convexity == smoothness (1 + λ for the loss "
-                             f"½‖θ − x‖² plus a ridge term); got {self.strong_convexity!r} and {self.smoothness!r}.")
-
-    @property
-    def batches(self) -> int:
-        """l = ⌈n/b⌉ (batches per epoch; Poisson: steps per epoch)."""
-        return -(-self.n // self.batch_size)
-
-    @property
-    def steps(self) -> int:
-        """T = E·l."""
-        return self.epochs * self.batches
-
-    @property
-    def sampling_rate(self) -> float:
-        """q = b/n (Poisson)."""
-        return self.batch_size / self.n
-
-    @property
-    def noise_multiplier(self) -> float:
-        """z = σ/(S_g/2): the noise sd over one record's contribution bound (the DP-SGD noise multiplier)."""
-        return self.sigma / (self.sensitivity / 2.0)
-
-    @property
-    def contraction(self) -> float:
-        """c = max{|1 − ηm|, |1 − ηM|}."""
-        return nb.contraction(self.step_size, self.strong_convexity, self.smoothness)
 
 
 @dataclass(frozen=True)
@@ -400,14 +293,21 @@ def candidate_bounds(event: NoisySGDEvent, bound: str = "best") -> list[str]:
     return _REGISTRY.candidates(event, bound)
 
 
-def gdp_mu(event: NoisySGDEvent, bound: str) -> float:
-    """μ of a GDP bound (``composition`` for disjoint batches, ``bok-cgd``, ``exact-quadratic``)."""
+def bound_mu(event: NoisySGDEvent, bound: str) -> float:
+    """μ of the μ-GDP guarantee one named bound gives the run (``composition`` for disjoint batches,
+    ``bok-cgd``, ``exact-quadratic``, ``shifted-interpolation``); ``ValueError`` for a bound that does not
+    apply or is not a GDP bound here (Poisson ``composition``).  Not :func:`.gdp.gdp_mu`, the μ of a target
+    (ε, δ)."""
     b = _REGISTRY.require(event, bound)
     if b.mu is not None:
         return b.mu(event)
     if bound == "composition" and event.batching != "poisson":
         return _composition_mu(event)
     raise ValueError(f"bound {bound!r} is not a GDP bound for batching={event.batching!r}.")
+
+
+#: The former name of :func:`bound_mu`, kept for callers outside the accounting package.
+gdp_mu = bound_mu
 
 
 def epsilon_of(event: NoisySGDEvent, bound: str, delta: float) -> float:
@@ -460,7 +360,7 @@ def _calibrate_one(event: NoisySGDEvent, bound: str, epsilon: float, delta: floa
 
     mu = gdp.gdp_mu(epsilon, delta)
     if BOUNDS[bound].mu is not None or event.batching != "poisson":
-        start = gdp_mu(dataclasses.replace(event, sigma=1.0), bound) / mu
+        start = bound_mu(dataclasses.replace(event, sigma=1.0), bound) / mu
         return calibration.smallest_noise(epsilon_at, epsilon, start, rtol=gdp.RTOL, tolerance="noise")
     rate, _, steps = _poisson_args(event)
     floor = poisson_pld.roundoff_allowance(steps, 2)  # the smallest allowance of any FFT length (module poisson_pld)

@@ -70,7 +70,7 @@ keeps the paper's statement, with that term, for comparison.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -123,7 +123,33 @@ RELEASES = ("output", "trajectory")
 
 @dataclass(frozen=True)
 class SCOEvent:
-    """One run of Algorithm 1: n records, gradient sensitivity S = 2L, noise σ, at most ``steps`` steps."""
+    """One run of Algorithm 1 of Arora, Marinov, Ullah 2020 (arXiv:2002.09609): noisy SGD, fresh-sample rule.
+
+    Conventions (module docstring).  Step t draws an index uniformly from the n records; a record
+    drawn for the first time gives w ← Π(w − η(∇f(w; z) + ξ)), a record seen before w ← Π(w − ηξ),
+    with ξ ~ N(0, σ² I): σ is the standard deviation of the noise added to one record's own
+    (sub)gradient (a sum of one term, not a mean).  Neighbouring relation: replace-one (n fixed);
+    ``sensitivity`` S = 2L bounds the change of that gradient when the record is replaced.  The run
+    stops right after the ⌈n/2⌉-th distinct record, or at ``steps``; only the average of the
+    fresh-step iterates is released.
+
+    Theorem.  The certified bound is the single-use bound derived in the module note (not a paper
+    theorem): δ(ε) ≤ ((⌈n/2⌉ − 1)/n)·δ_G(ε; S/σ), with δ_G the exact Gaussian curve (Dong, Roth, Su
+    2019, arXiv:1905.02383, Cor. 2.13) and joint convexity of E_γ.  It uses n, S and σ; ``steps``
+    (τ_max, 2n in the trainer) enters only the uncertified composition numbers (Arora et al. Lemma 2
+    and Thm 5; Wang, Balle, Kasiviswanathan 2019, arXiv:1808.00087, Thm 27).
+
+    Parameters
+    ----------
+    n : int
+        Number of records, ≥ 2.
+    sensitivity : float
+        S = 2L > 0, finite: the replace-one sensitivity of one record's gradient.
+    sigma : float
+        σ > 0, finite: the standard deviation of the noise added at every step.
+    steps : int
+        τ_max ≥ 1, the most steps the run takes.
+    """
 
     n: int
     sensitivity: float
@@ -293,8 +319,13 @@ def calibrate_sco_sigma(n: int, sensitivity: float, epsilon: float, delta: float
         For n = 2 (the output is w_0 = 0 whatever the data, so every σ gives (0, 0): pass σ), and
         for δ ≥ (⌈n/2⌉ − 1)/n (every σ meets it).
     """
+    return _calibrate(SCOEvent(n, sensitivity, 1.0, 2 * n), epsilon, delta)
+
+
+def _calibrate(event: SCOEvent, epsilon: float, delta: float) -> float:
+    """The σ of :func:`calibrate_sco_sigma` for the run ``event`` describes (its σ ignored)."""
     delta, epsilon = check_delta(delta), check_epsilon(epsilon)
-    exposure = exposure_probability(n)
+    exposure = exposure_probability(event.n)
     if exposure == 0.0:
         raise ValueError("with n = 2 records the released output is w_0 = 0 whatever the data (the only gradient "
                          "taken is the last fresh record's), so every sigma gives epsilon = delta = 0 and there is "
@@ -302,6 +333,6 @@ def calibrate_sco_sigma(n: int, sensitivity: float, epsilon: float, delta: float
     if delta >= exposure:
         raise ValueError(f"delta must be below (ceil(n/2) - 1)/n = {exposure:.4g} for a meaningful calibration; "
                          f"got {delta!r}.")
-    start = float(sensitivity / gdp_mu(epsilon, delta / exposure))
-    return smallest_noise(lambda sigma: account_sco(SCOEvent(n, sensitivity, sigma, 2 * n), delta).epsilon, epsilon,
-                          start, rtol=1e-12, tolerance="noise")
+    start = float(event.sensitivity / gdp_mu(epsilon, delta / exposure))
+    return smallest_noise(lambda sigma: account_sco(replace(event, sigma=sigma), delta).epsilon, epsilon, start,
+                          rtol=1e-12, tolerance="noise")
