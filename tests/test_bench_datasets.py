@@ -12,7 +12,7 @@ import sklearn.datasets
 
 from dpconvex.datasets import BUNDLED, load_bundled, load_bundled_raw
 from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex_lab import bench_datasets
+from dpconvex_lab import bench_datasets, bench_datasets_report
 from dpconvex_lab.bench import DEFAULT
 from dpconvex_lab.bench_scaling import TASKS
 
@@ -155,8 +155,8 @@ def test_private_accuracy_beats_the_majority_at_epsilon_one_on_breast_cancer():
 def test_standard_error_is_over_the_repetition_means():
     # Two repetitions of two folds: repetition means 0.6 and 0.8 → mean 0.7, se = sd(0.6, 0.8)/√2 = 0.1.
     group = pd.DataFrame({"repeat": [0, 0, 1, 1], "accuracy": [0.5, 0.7, 0.8, 0.8], "bound": "x"})
-    assert bench_datasets._mean_se(group) == "70.00 ± 10.00"
-    assert bench_datasets._mean_se(group[group["repeat"] == 0]) == "60.00"
+    assert bench_datasets_report.mean_se(group) == "70.00 ± 10.00"
+    assert bench_datasets_report.mean_se(group[group["repeat"] == 0]) == "60.00"
 
 
 def test_loading_is_quiet_about_the_documented_clips_only():

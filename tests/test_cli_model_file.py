@@ -129,7 +129,7 @@ def test_decision_function_refuses_rows_of_another_width(tmp_path):
     ("unfitted", {}, "needs a fitted dpconvex estimator"),
     ("sklearn", {}, "got LogisticRegression"),
     ("ridge", {"target_offset": math.inf}, "target_offset"),
-    ("ridge", {"target_scale": 0.0}, "\"target_scale\" must be > 0; got 0.0"),
+    ("ridge", {"target_scale": 0.0}, "\"target_scale\" must be finite and > 0; got \"target_scale\"=0.0"),
     ("hinge", {"target_offset": 1.0}, "classifier's \"target_scale\" and \"target_offset\" must be 1 and 0"),
     ("hinge", {"schema": ADULT_SCHEMA}, "the schema encodes 108 features, but \"coef\" has 4"),
 ], ids=["unfitted", "not-dpconvex", "infinite-offset", "zero-scale", "classifier-offset", "schema-width"])

@@ -37,7 +37,7 @@ from dpconvex.estimators.linear_model import (
 )
 from dpconvex.estimators.preprocessing import PublicSchemaTransformer
 from dpconvex.mechanisms import auto, noisy_gd, noisy_sgd, rsgd_ar
-from dpconvex.mechanisms.noisy_sgd import _poisson_batches
+from dpconvex.mechanisms._batches import _poisson_batches
 from dpconvex.mechanisms.problem import Problem
 from dpconvex.objectives.losses import HingeLoss, LogisticLoss, SquaredLoss
 from test_data_dask import ONE_RETRY, local_cluster, wait_for_workers

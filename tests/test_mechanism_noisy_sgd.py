@@ -316,16 +316,16 @@ def test_unequal_last_batch_certificate_covers_the_exact_gaussian_law(n, b, epoc
 
 
 # ----------------------------------------------------------------------------- Poisson sampler (issue 14)
-def _sgd_module():
+def _batches_module():
     import importlib
 
-    return importlib.import_module("dpconvex.mechanisms.noisy_sgd")  # the package attribute is the function
+    return importlib.import_module("dpconvex.mechanisms._batches")  # noisy SGD's batch samplers
 
 
 def _tiny_gap_chunks(monkeypatch):
     """Three geometric gaps per draw: steps straddle chunks, so the carried-over stream is exercised."""
-    monkeypatch.setattr(_sgd_module(), "_gap_count", lambda q, span: 3)
-    monkeypatch.setattr(_sgd_module(), "_GAPS_PER_CHUNK", 1)
+    monkeypatch.setattr(_batches_module(), "_gap_count", lambda q, span: 3)
+    monkeypatch.setattr(_batches_module(), "_GAPS_PER_CHUNK", 1)
 
 
 def _binomial_two_sided_p(count, trials, p):
@@ -347,7 +347,7 @@ def test_poisson_batches_are_independent_bernoulli_memberships(monkeypatch, n, b
     # so the test is deterministic).
     from scipy import stats
 
-    module = _sgd_module()
+    module = _batches_module()
     if chunks == "tiny":
         _tiny_gap_chunks(monkeypatch)
     q, steps = b / n, 40_000 if chunks == "default" else 10_000
@@ -391,7 +391,7 @@ def test_poisson_batches_with_rate_one_hold_every_row(n):
     noisy_sgd(X, y, loss=loss, l2_regularization=0.1, delta=1e-5, sigma=1.0, batching="poisson", batch_size=n,
               epochs=4, random_state=0)
     assert len(loss.batches) == 4 and all(np.array_equal(batch, np.arange(n)) for batch in loss.batches)
-    from dpconvex.mechanisms.noisy_sgd import _poisson_batches
+    from dpconvex.mechanisms._batches import _poisson_batches
 
     batches = list(_poisson_batches(n, 1.0, 50, np.random.default_rng(0)))
     assert len(batches) == 50 and all(np.array_equal(batch, np.arange(n)) for batch in batches)
@@ -400,7 +400,7 @@ def test_poisson_batches_with_rate_one_hold_every_row(n):
 def test_poisson_batches_of_a_tiny_rate_are_mostly_empty_and_counted():
     # n = 3, b = 1 over a long run is covered above; here q = 1/5000 with 5000 rows: T = 5000 steps
     # hold Bin(25e6, 2e-4) records in all, mean 5000, sd ≈ 70.7; |z| < 5.5 fails with probability < 4e-8.
-    from dpconvex.mechanisms.noisy_sgd import _poisson_batches
+    from dpconvex.mechanisms._batches import _poisson_batches
 
     n, steps, q = 5000, 5000, 1 / 5000
     total = sum(batch.size for batch in _poisson_batches(n, q, steps, np.random.default_rng(5)))

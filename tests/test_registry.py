@@ -19,6 +19,7 @@ from dpconvex.estimators.base import BOUNDED_DOMAIN_METHODS, METHOD_OPTIONS, OPT
 from dpconvex.estimators.linear_model import PrivateLogisticRegression
 from dpconvex.mechanisms import MECHANISMS, METHOD_ADVICE, METHODS, REGISTRY, MechanismSpec, output_perturbation_sgd
 from dpconvex.mechanisms._keywords import split_keywords
+from dpconvex.mechanisms.backends import METHOD_BACKENDS
 from dpconvex.mechanisms.problem import PROBLEM_KEYWORDS, Problem
 from dpconvex.objectives.constraints import L2Ball
 from dpconvex.objectives.losses import HingeLoss, LogisticLoss
@@ -61,6 +62,10 @@ def test_every_method_has_one_entry_in_the_command_lines_order():
         assert isinstance(spec, MechanismSpec) and spec.name == name
         assert spec.summary and "\n" not in spec.summary and spec.backends[0] == "numpy"
         assert set(spec.backends) <= {"numpy", "dask"}
+
+
+def test_the_backend_table_the_trainers_check_is_the_registrys():
+    assert list(METHOD_BACKENDS.items()) == [(name, spec.backends) for name, spec in REGISTRY.items()]
 
 
 def test_the_tables_are_views_of_the_registry():
@@ -111,7 +116,7 @@ def test_a_public_trainer_refuses_an_unknown_or_missing_keyword_with_a_type_erro
     trainer = REGISTRY[name].function
     with pytest.raises(TypeError, match=r"\(\) got an unexpected keyword argument 'stepsize'"):
         trainer(X, y, loss=LogisticLoss(), l2_regularization=0.1, delta=1e-6, epsilon=1.0, stepsize=0.1)
-    with pytest.raises(TypeError, match=r"\(\) missing a required argument: 'loss'"):
+    with pytest.raises(TypeError, match=r"\(\) missing 1 required keyword-only argument: 'loss'"):
         trainer(X, y, l2_regularization=0.1, delta=1e-6, epsilon=1.0)
     with pytest.raises(TypeError, match="positional arguments"):
         trainer(X, y, LogisticLoss(), l2_regularization=0.1, delta=1e-6, epsilon=1.0)

@@ -2,8 +2,8 @@
 
 dpconvex certifies replace-one neighbours (one record changed, n public).  DP-SGD is usually
 reported under add/remove neighbours (one record added or removed: Abadi et al. 2016,
-arXiv:1607.00133; TF Privacy, Opacus; the bench's ``sgd_ma``), and the issue 14 references for the
-SVM (SGD-MA) are add/remove numbers.  The two relations bound different pairs, so one ε number
+arXiv:1607.00133; TF Privacy, Opacus; the bench's ``sgd_ma``), and the headline's DP-SGD references for
+the SVM (SGD-MA) are add/remove numbers.  The two relations bound different pairs, so one ε number
 does not mean the same guarantee under both: comparing the default at ε = 0.1 (replace-one) with
 DP-SGD at ε = 0.1 (add/remove) gives DP-SGD about twice the budget.  This module gives the other
 like-for-like comparison (the bench's ``sgd_ma_replace_one`` gives the first): the default

@@ -43,7 +43,9 @@ from dpconvex.data.checks import check_privacy_budget, check_training_data, enfo
 from dpconvex.objectives.constraints import Unconstrained
 from dpconvex.objectives.losses import LogisticLoss, Loss
 
-# DP-SGD lives in .dpsgd (which imports this module's BaselineFit at call time); re-exported here.
+from dpconvex_lab.baseline_fit import BaselineFit, BaselineUnavailable, RandomState, check_common
+
+# DP-SGD lives in .dpsgd; re-exported here.
 from dpconvex_lab.dpsgd import (  # noqa: F401
     NEIGHBOURING,
     SGD_MA_ORDERS,
@@ -64,69 +66,8 @@ __all__ = [
     "sgd_replace_one_epsilon",
 ]
 
-RandomState = int | np.random.Generator | None
+# the deterministic solver
 
-
-class BaselineUnavailable(RuntimeError):
-    """A baseline cannot run here (missing or incompatible package, unsupported loss)."""
-
-
-@dataclass(frozen=True, eq=False)
-class BaselineFit:
-    """A fitted baseline.
-
-    Attributes
-    ----------
-    coef : ndarray of shape (d,) or (d·K,)
-        Weights: one vector (binary losses) or W = ``coef.reshape(d, K)`` flattened row-major
-        (K-class losses, :mod:`dpconvex.objectives.multiclass`).
-    bound, note : str
-        The privacy accounting that covers the release (``"none ..."`` if not private); details.
-    intercept : float
-        Only :func:`majority` sets it (to the majority label); the others fit no intercept.
-    params : dict
-        Numbers behind the release (σ, Δ, noise multiplier, steps, ...), for reports and tests.
-    """
-
-    coef: NDArray[np.float64]
-    bound: str
-    note: str
-    intercept: float = 0.0
-    params: dict[str, float] = field(default_factory=dict)
-
-    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Labels ±1 = sign(X·coef + intercept) (0 maps to +1), or class indices argmax_k (X W)_k for d·K weights.
-
-        Raises
-        ------
-        ValueError
-            If ``coef`` has neither d = ``X.shape[1]`` entries nor a multiple d·K of them (K ≥ 2).
-        """
-        X = np.asarray(X, dtype=float)
-        d = X.shape[1]
-        if self.coef.size == d:
-            return np.where(X @ self.coef + self.intercept >= 0, 1.0, -1.0)
-        if self.coef.size % d or self.coef.size < 2 * d:
-            raise ValueError(f"X has {d} features but coef has {self.coef.size} entries; expected {d} or "
-                             f"{d}·K for K >= 2 classes.")
-        return np.argmax(X @ self.coef.reshape(d, -1), axis=1).astype(float)
-
-
-# shared checks and the deterministic solver
-
-
-def _check_common(X: ArrayLike, y: ArrayLike, loss: Loss, l2_regularization: float,
-                  data_norm: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Validated float copies of X, y; ``ValueError``/``TypeError`` naming the bad parameter."""
-    if not isinstance(loss, Loss):
-        raise TypeError(f"loss must be a dpconvex.objectives.losses.Loss instance; got {type(loss).__name__}.")
-    X, y = check_training_data(X, y)
-    if not (isinstance(l2_regularization, numbers.Real) and np.isfinite(l2_regularization) and l2_regularization >= 0):
-        raise ValueError(f"l2_regularization must be finite and >= 0; got {l2_regularization!r}.")
-    if not (isinstance(data_norm, numbers.Real) and np.isfinite(data_norm) and data_norm > 0):
-        raise ValueError(f"data_norm must be finite and > 0; got {data_norm!r}.")
-    loss.check_labels(y)
-    return X, y
 
 
 def _minimize(fun_grad: Callable[[NDArray], tuple[float, NDArray]], dimension: int) -> NDArray[np.float64]:
@@ -175,7 +116,7 @@ def nonprivate(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: float, delta:
     BaselineFit
         ``coef`` of length ``loss.parameter_dimension(d)``; ``bound = "none (not private)"``.
     """
-    X, y = _check_common(X, y, loss, l2_regularization, data_norm)
+    X, y = check_common(X, y, loss, l2_regularization, data_norm)
     n, d = X.shape
     if isinstance(loss, LogisticLoss) and l2_regularization > 0 and np.unique(y).size == 2:
         from sklearn.linear_model import LogisticRegression
@@ -202,7 +143,7 @@ def majority(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: float, delta: f
     ``coef`` is zero and ``intercept`` is the majority label, so ``sign(Xw + intercept)`` is that
     label.  The label count is read from the data without noise.
     """
-    X, y = _check_common(X, y, loss, l2_regularization, data_norm)
+    X, y = check_common(X, y, loss, l2_regularization, data_norm)
     if not loss.classification:
         raise ValueError(f"majority needs a binary classification loss (labels in {{-1, +1}}); got {loss.name!r}.")
     label = 1.0 if np.count_nonzero(y > 0) >= np.count_nonzero(y < 0) else -1.0
@@ -270,7 +211,7 @@ def objpert(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: float, delta: fl
         ``params`` holds ``sigma``, ``Delta``, ``lipschitz`` and ``smoothness``.
     """
     check_privacy_budget(epsilon, delta)
-    X, y = _check_common(X, y, loss, l2_regularization, data_norm)
+    X, y = check_common(X, y, loss, l2_regularization, data_norm)
     if not (loss.classification and loss.smooth):
         raise ValueError(f"objpert needs a smooth margin loss (rank-one Hessian, bounded gradient "
                          f"on R^d), e.g. logistic or huber; got {loss.name!r}.")
@@ -312,7 +253,7 @@ def diffprivlib_logistic(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: flo
         carries the original error.
     """
     check_privacy_budget(epsilon, delta)
-    X, y = _check_common(X, y, loss, l2_regularization, data_norm)
+    X, y = check_common(X, y, loss, l2_regularization, data_norm)
     if loss.parameter_dimension(X.shape[1]) != X.shape[1]:
         raise BaselineUnavailable(f"this wrapper fits diffprivlib's binary logistic regression (labels ±1, one "
                                   f"weight vector); got the {loss.name!r} loss on class indices.")

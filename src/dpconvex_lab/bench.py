@@ -36,130 +36,47 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import RepeatedStratifiedKFold
 from tqdm.auto import tqdm
 
 from dpconvex.datasets.adult import load_adult
 from dpconvex.mechanisms import METHODS
-from dpconvex_lab import bench_report
-from dpconvex_lab.baselines import BASELINES, BaselineUnavailable
+from dpconvex_lab import bench_replicates, bench_report, bench_tuned
+from dpconvex_lab.baselines import BASELINES
+from dpconvex_lab.bench_protocol import (  # noqa: F401 (DEFAULT, L2, cv_folds, default_method: re-exported)
+    DEFAULT,
+    L2,
+    PRIVATE_BASELINES,
+    cv_folds,
+    default_method,
+)
+from dpconvex_lab.bench_protocol import fit_baseline as _baseline  # run_task's seams (a test replaces them)
+from dpconvex_lab.bench_protocol import fit_ours as _ours
+from dpconvex_lab.bench_protocol import fit_seed as _fit_seed
+from dpconvex_lab.bench_protocol import score_fit as _score
+from dpconvex_lab.bench_protocol import signed_labels as _signed
 from dpconvex_lab.bench_scaling import (
     ADULT_SIZES,
     SPEED_REPLICATIONS,
     TASKS,
-    clear_dpconvex_caches,
-    default_estimator,
     run_default_speed,
     run_scaling,
     sklearn_reference_time,
 )
+from dpconvex_lab.bench_selection import SELECTION_EPSILONS, run_selection_benchmark
 
 __all__ = ["TASKS", "FULL_EPSILONS", "QUICK", "ORACLE_GRID", "DEFAULT", "default_method", "run_adult_benchmark",
            "run_task"]
 
 FULL_EPSILONS = (0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
-#: Method name of the rows fitted with the estimator's defaults only (no ``method``, no λ passed):
-#: the estimators' default ``method`` (checked by :func:`default_method`) marked as the default.
-DEFAULT = bench_report.DEFAULT_METHOD
-L2 = 1e-3  # λ of the non-private reference, of the baselines and of the ``objective_ref`` column
 #: λ grid of the oracle-tuned section (each entry's default λ is added from the default run).
 ORACLE_GRID = (1e-4, 1e-2)
 ORACLE_EPSILONS = (0.05, 0.1, 0.2)
-PRIVATE_BASELINES = ("objpert", "sgd_ma", "sgd_ma_replace_one", "diffprivlib")
 #: ``--quick``: two ε, the first two of the five folds, no oracle section, small timing sizes, one
 #: default-vs-scikit-learn cell on 10 % of Adult (first task only) and the tuned DP-SGD section on
 #: :data:`.bench_tuned.QUICK_GRID` (two cheap grid points) (CI, < 2 min).
 QUICK = {"epsilons": (0.05, 0.2), "repeats": 1, "folds": 2, "oracle_epsilons": (), "sizes": (5_000, 10_000),
          "synthetic": None, "speed_epsilons": (1.0,), "speed_replications": (0.1,)}
 SPEED_CSV = "bench_default_speed.csv"
-
-
-def _fit_seed(seed: int, *indices: int) -> int:
-    """A per-fit seed derived from ``seed`` and the fit's indices."""
-    return int(np.random.SeedSequence([seed, *indices]).generate_state(1)[0])
-
-
-def _signed(y: np.ndarray) -> np.ndarray:
-    return np.where(y == 1, 1.0, -1.0)
-
-
-def cv_folds(X: np.ndarray, y: np.ndarray, *, repeats: int = 1, seed: int = 0,
-             folds: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The (train, test) index pairs of the benchmark: repeated stratified 5-fold CV seeded by ``seed``.
-
-    Fold ``f`` of repetition ``r`` is entry ``5r + f``; the first repetition's five folds do not
-    depend on ``repeats`` (scikit-learn draws the repetitions in order from one seeded generator),
-    so a run with ``repeats=1`` sees the same first five folds as one with ``repeats=2``.
-    ``folds`` keeps only the first ``folds`` pairs (``--quick``); None keeps every one.
-    """
-    splits = list(RepeatedStratifiedKFold(n_splits=5, n_repeats=repeats, random_state=seed).split(X, y))
-    return splits if folds is None else splits[:folds]
-
-
-def default_method(task: str) -> str:
-    """The ``method`` the task's estimator uses by default; :data:`DEFAULT` must name it.
-
-    Parameters
-    ----------
-    task : {"logistic", "svm"}
-
-    Returns
-    -------
-    str
-        The default ``method`` (``"auto"``), which the bench fits once, as :data:`DEFAULT`.
-
-    Raises
-    ------
-    RuntimeError
-        When the estimators' default changed without :data:`DEFAULT` (the rows would be labelled
-        with a method they were not fitted with).
-    """
-    method = TASKS[task][0]().method
-    if DEFAULT != f"{method} (default)":
-        raise RuntimeError(f"the {task} estimator's default method is {method!r}, but bench.DEFAULT is {DEFAULT!r}.")
-    return method
-
-
-def _ours(task: str, method: str, epsilon: float, delta: float, l2: float | None, seed: int, X, y,
-          loss) -> dict[str, Any]:
-    """One fit of ours; ``method`` :data:`DEFAULT` and ``l2`` None are not passed (the estimator's defaults)."""
-    options: dict[str, Any] = {} if method == DEFAULT else {"method": method}
-    if l2 is not None:
-        options["l2_regularization"] = l2
-    estimator = default_estimator(task, epsilon, delta, seed, **options)
-    clear_dpconvex_caches()  # cold: no calibration reused from an earlier fold (scikit-learn caches nothing)
-    tic = time.perf_counter()
-    estimator.fit(X, _signed(y))
-    elapsed = time.perf_counter() - tic
-    cert = estimator.privacy_report_
-    # λ as the estimator used it (``auto`` chooses its own) and the mechanism that ran.
-    return {"coef": estimator.coef_, "intercept": estimator.intercept_, "fit_time": elapsed, "bound": cert.bound,
-            "certified_epsilon": cert.epsilon, "note": "", "mechanism": cert.mechanism,
-            "l2": float(estimator.l2_regularization_)}
-
-
-def _baseline(name: str, epsilon: float, delta: float, l2: float, seed: int, X, y, loss) -> dict[str, Any]:
-    tic = time.perf_counter()
-    try:
-        # The non-private baselines ignore ε (recorded as ∞); they are given a valid placeholder.
-        fit = BASELINES[name](X, _signed(y), loss=loss, epsilon=epsilon if np.isfinite(epsilon) else 1.0,
-                              delta=delta, l2_regularization=l2, random_state=seed)
-    except BaselineUnavailable as error:
-        return {"coef": None, "intercept": 0.0, "fit_time": np.nan, "bound": "unavailable",
-                "certified_epsilon": np.nan, "note": str(error).splitlines()[0][:200], "l2": l2}
-    return {"coef": fit.coef, "intercept": fit.intercept, "fit_time": time.perf_counter() - tic, "bound": fit.bound,
-            "certified_epsilon": epsilon if name in PRIVATE_BASELINES else np.inf, "note": fit.note, "l2": l2}
-
-
-def _score(result: dict[str, Any], loss, X_train, y_train, X_test, y_test) -> dict[str, Any]:
-    """Test accuracy; training objective at the fit's own λ (``objective``) and at :data:`L2` (``objective_ref``)."""
-    if result["coef"] is None:
-        return {"accuracy": np.nan, "objective": np.nan, "objective_ref": np.nan}
-    margin = X_test @ result["coef"] + result["intercept"]
-    signed = _signed(y_train)
-    return {"accuracy": float(np.mean(np.where(margin > 0, 1.0, -1.0) == _signed(y_test))),
-            "objective": loss.objective(result["coef"], X_train, signed, result["l2"]),
-            "objective_ref": loss.objective(result["coef"], X_train, signed, L2)}
 
 
 def _checkpoint(directory: pathlib.Path | None, task: str, fold: int, grid: tuple) -> pathlib.Path | None:
@@ -363,19 +280,12 @@ def run_adult_benchmark(
     sizes = ADULT_SIZES if sizes is None else sizes
     if replicates is not None and not (isinstance(replicates, (int, np.integer)) and replicates >= 0):
         raise ValueError(f"replicates must be an integer >= 0; got replicates={replicates!r}.")
-    from dpconvex_lab import (  # here: both import this module (cv_folds, the seeds and the scores)
-        bench_replicates,
-        bench_tuned,
-    )
-
     if replicates is None:
         replicates = 1 if quick else bench_replicates.REPLICATE_SEEDS
 
     start = time.perf_counter()
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    from dpconvex_lab.bench_selection import SELECTION_EPSILONS, run_selection_benchmark  # here: it imports this module
-
     selection_epsilons = [eps for eps in epsilons if eps in SELECTION_EPSILONS]
     if only_selection and not selection_epsilons:
         raise ValueError(f"only_selection runs at the epsilons among {SELECTION_EPSILONS}; got {list(epsilons)}.")

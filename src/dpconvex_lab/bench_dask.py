@@ -1,4 +1,4 @@
-"""Micro-benchmark: time per gradient sum, in-memory NumPy against DaskData on a LocalCluster (issue 17).
+"""Micro-benchmark: time per gradient sum, in-memory NumPy against DaskData on a LocalCluster (the Dask back end's cost).
 
 Not a unit test (no timings in tests): run it by hand, ideally on an otherwise idle machine, e.g.
 

@@ -49,8 +49,8 @@ from dpconvex import PrivateLogisticRegression, PrivateRidge
 from dpconvex.objectives.losses import LogisticLoss, SquaredLoss
 from dpconvex.objectives.multiclass import MultinomialLogisticLoss
 from dpconvex_lab.baselines import BaselineUnavailable, diffprivlib_logistic, objpert, sgd_ma
-from dpconvex_lab.bench import _fit_seed
-from dpconvex_lab.bench_report import replace_section, with_csv_section
+from dpconvex_lab.bench_markdown import replace_section, with_csv_section
+from dpconvex_lab.bench_protocol import fit_seed
 from dpconvex_lab.bench_scaling import clear_dpconvex_caches
 from dpconvex_lab.panel_data import TABLES, PanelTable, load_panel_table
 from dpconvex_lab.panel_report import panel_section, summary_rows, verdicts
@@ -287,8 +287,8 @@ def run_table(name: str, *, epsilons: Sequence[float] = EPSILONS, plan: tuple[in
             if e == 0:
                 record("nonprivate", np.inf, (r, f, 0), dict(reference), y_test)
             for s in range(seeds):
-                fit_seed = _fit_seed(seed, TABLES.index(name), r, f, e, s)
-                result = _fit_ours(table, eps, fit_seed, X, y, X_test)
+                run_seed = fit_seed(seed, TABLES.index(name), r, f, e, s)
+                result = _fit_ours(table, eps, run_seed, X, y, X_test)
                 record("default", eps, (r, f, s), {**result, "sklearn_time": reference["fit_time"],
                                                    "time_ratio": result["fit_time"] / reference["fit_time"]}, y_test)
                 bar.update(2)
@@ -300,7 +300,7 @@ def run_table(name: str, *, epsilons: Sequence[float] = EPSILONS, plan: tuple[in
                         config = "" if point is None else "C={clip_norm:g}, lr={learning_rate:g}, E={epochs:g}, " \
                                                           "b={batch_size}".format(**point)
                         try:
-                            result = _fit_peer(peer, table, eps, _fit_seed(fit_seed, k, j), X, y, X_test, point)
+                            result = _fit_peer(peer, table, eps, fit_seed(run_seed, k, j), X, y, X_test, point)
                         except BaselineUnavailable as error:
                             result = {"bound": "unavailable", "note": str(error).splitlines()[0][:200]}
                         record(peer, eps, (r, f, s), result, y_test, config)

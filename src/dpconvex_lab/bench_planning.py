@@ -26,7 +26,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from dpconvex import PrivateLogisticRegression
-from dpconvex_lab.bench_report import replace_section, with_csv_section
+from dpconvex_lab.bench_markdown import replace_section, with_csv_section
 from dpconvex_lab.bench_scaling import clear_dpconvex_caches
 
 __all__ = ["EPSILONS", "HEADING", "PLANNING_CSV", "planning_section", "run_planning", "with_planning_section"]

@@ -1,17 +1,17 @@
 """The headline replicated: the default and its DP-SGD references re-fitted with fresh noise seeds.
 
-The headline of :mod:`.bench_report` compares one fit per fold of the default estimator with the
+The headline of :mod:`.bench_headline` compares one fit per fold of the default estimator with the
 best of 40 DP-SGD grid points chosen on the test folds (:mod:`.bench_tuned`).  Both numbers carry
 the noise of one privacy-noise draw per fold (about ±0.5 points per fit on Adult at ε ≤ 0.2), and
 the tuned one also the part of the *winner's curse* that comes from that noise: the maximum of 40
 noisy means is biased upwards by the noise alone.  This section removes the noise part, not the
 choice on the test folds:
 
-* the grid point of each (ε, relation) is still the one :func:`.bench_report.tuned_best` chose on
+* the grid point of each (ε, relation) is still the one :func:`.bench_headline.tuned_best` chose on
   the test folds (so the reference stays tuned on the test folds, NOT private), but its accuracy
   is measured again on ``seeds`` fresh noise seeds per fold, none of them used in the choice;
 * the default estimator (``auto (default)``) and DP-SGD with its own defaults (``sgd_ma``: the
-  SGD-MA reference of issue 14's SVM task, under add/remove as usually reported and under
+  SGD-MA reference of the SVM task's headline, under add/remove as usually reported and under
   replace-one, dpconvex's guarantee) are fitted on the same number of fresh seeds per fold;
 * so is the default at the *same add/remove guarantee* as the add/remove references
   (:data:`DEFAULT_ADD_REMOVE`): the estimator with only a nominal ε, δ, the label set and a seed,
@@ -27,7 +27,7 @@ spread between folds (the split's sampling error) is common to every entry and c
 differences, whose standard error is √(se₁² + se₂²) (independent noise seeds).  A verdict is *met*
 when the default's mean, rounded as printed, is at least the reference's; a gap within two
 standard errors is marked *within noise*.  The fits use the benchmark's folds
-(:func:`.bench.cv_folds`) and δ; records go to ``bench_replicates_<task>.csv`` and
+(:func:`.bench_protocol.cv_folds`) and δ; records go to ``bench_replicates_<task>.csv`` and
 :func:`replicates_section` renders them under the headline.
 """
 
@@ -41,8 +41,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from dpconvex_lab.add_remove import matching_epsilon
-from dpconvex_lab.bench import DEFAULT, L2, _fit_seed, _ours, _score, _signed, cv_folds
-from dpconvex_lab.bench_report import HEADLINE_EPSILONS, HEADLINE_REFERENCES, config_label, tuned_best
+from dpconvex_lab.bench_headline import HEADLINE_EPSILONS, HEADLINE_REFERENCES, config_label, tuned_best
+from dpconvex_lab.bench_protocol import DEFAULT, L2, cv_folds, fit_ours, fit_seed, score_fit, signed_labels
 from dpconvex_lab.bench_scaling import TASKS
 from dpconvex_lab.bench_tuned import GRID_KEYS
 from dpconvex_lab.dpsgd import sgd_ma
@@ -83,17 +83,17 @@ def _tuned_point(tuned: pd.DataFrame, best: pd.DataFrame, epsilon: float, relati
 
 def _fit_entry(entry: str, task: str, epsilon: float, delta: float, seed: int, X_train, y_train,
                point: dict[str, float] | None) -> dict[str, Any] | None:
-    """One fit of ``entry``: a result dict for :func:`.bench._score`, or None when the entry was not run."""
+    """One fit of ``entry``: a result dict for :func:`.bench_protocol.score_fit`, or None when the entry was not run."""
     loss = TASKS[task][1]
     if entry == DEFAULT:
-        return _ours(task, DEFAULT, epsilon, delta, None, seed, X_train, y_train, loss)
+        return fit_ours(task, DEFAULT, epsilon, delta, None, seed, X_train, y_train, loss)
     if entry == DEFAULT_ADD_REMOVE:
-        return _ours(task, DEFAULT, point["nominal_epsilon"], delta, None, seed, X_train, y_train, loss)
+        return fit_ours(task, DEFAULT, point["nominal_epsilon"], delta, None, seed, X_train, y_train, loss)
     if entry.startswith("sgd_ma defaults"):
         point = {}  # sgd_ma's own defaults, as the bench's baselines
     if point is None:
         return None
-    fit = sgd_ma(X_train, _signed(y_train), loss=loss, epsilon=epsilon, delta=delta, l2_regularization=L2,
+    fit = sgd_ma(X_train, signed_labels(y_train), loss=loss, epsilon=epsilon, delta=delta, l2_regularization=L2,
                  random_state=seed, neighbouring=RELATIONS[entry], **point)
     return {"coef": fit.coef, "intercept": fit.intercept, "l2": L2}
 
@@ -110,7 +110,7 @@ def run_replicates(task: str, X: np.ndarray, y: np.ndarray, tuned: pd.DataFrame 
     X, y : Adult's rows and labels (1 = positive class), as :func:`.bench.run_task`.
     tuned : pandas.DataFrame or None
         The task's tuned DP-SGD records (``bench_tuned_<task>.csv``); they fix the tuned entries' grid
-        points (:func:`.bench_report.tuned_best`, chosen on the test folds: NOT private).  None skips
+        points (:func:`.bench_headline.tuned_best`, chosen on the test folds: NOT private).  None skips
         the tuned entries.
     epsilons : the ε of the headline.
     seeds : int
@@ -146,12 +146,12 @@ def run_replicates(task: str, X: np.ndarray, y: np.ndarray, tuned: pd.DataFrame 
                 if entry == DEFAULT_ADD_REMOVE:  # from the training fold's shape only, as auto plans
                     point = {"nominal_epsilon": matching_epsilon(TASKS[task][1], len(train), X.shape[1], eps, delta)}
                 for r in range(seeds):
-                    fit_seed = _fit_seed(seed, f, _SEED_TAG, e, k, r)
-                    result = _fit_entry(entry, task, eps, delta, fit_seed, X[train], y[train], point)
+                    run_seed = fit_seed(seed, f, _SEED_TAG, e, k, r)
+                    result = _fit_entry(entry, task, eps, delta, run_seed, X[train], y[train], point)
                     bar.update()
                     if result is None:
                         continue
-                    score = _score(result, TASKS[task][1], X[train], y[train], X[test], y[test])
+                    score = score_fit(result, TASKS[task][1], X[train], y[train], X[test], y[test])
                     config = ("" if point is None else f"nominal eps={point['nominal_epsilon']:.5g}"
                               if entry == DEFAULT_ADD_REMOVE else config_label(point))
                     rows.append({"task": task, "epsilon": float(eps), "entry": entry, "config": config,
@@ -208,7 +208,7 @@ def _versus(mine: pd.Series | None, reference: pd.Series | None) -> str:
 
 
 def _fixed(references: dict, key: str, eps: float, mine: pd.Series | None) -> str:
-    """A fixed reference of issue 14 (``"dpsgd"`` or ``"goal"``) with the default's verdict; ``–`` if none."""
+    """A fixed headline reference (``"dpsgd"`` or ``"goal"``) with the default's verdict; ``–`` if none."""
     values = references.get(key)
     target = values.get(float(eps)) if isinstance(values, dict) else None
     if target is None or mine is None:
@@ -222,7 +222,7 @@ def replicates_section(task: str, frame: pd.DataFrame) -> list[str]:
     Parameters
     ----------
     task : str
-        Selects issue 14's fixed references (:data:`.bench_report.HEADLINE_REFERENCES`).
+        Selects the headline's fixed references (:data:`.bench_headline.HEADLINE_REFERENCES`).
     frame : pandas.DataFrame or None
         Records of :func:`run_replicates`.
 
@@ -250,7 +250,7 @@ def replicates_section(task: str, frame: pd.DataFrame) -> list[str]:
              "is under two standard errors.", "",
              f"| ε | `{DEFAULT}` | tuned DP-SGD, replace-one (same guarantee) | default vs it | tuned DP-SGD, "
              "add/remove | default vs it | `sgd_ma` defaults, add/remove (SGD-MA as reported) | default vs it | "
-             "`sgd_ma` defaults, replace-one | issue 14's fixed DP-SGD reference (%) | our goal (%) |",
+             "`sgd_ma` defaults, replace-one | fixed tuned DP-SGD reference (%) | our goal (%) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for eps, row in _by_epsilon(summary):
         mine = row[DEFAULT]

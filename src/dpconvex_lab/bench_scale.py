@@ -1,4 +1,4 @@
-"""``dpconvex bench scale``: in-memory NumPy against Dask, and an out-of-core Parquet run (issue 17).
+"""``dpconvex bench scale``: in-memory NumPy against Dask, and an out-of-core Parquet run (the Dask back end).
 
 Two parts, written to ``bench_scale.csv`` and the section :data:`HEADING` of ``BENCHMARKS.md``:
 
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpconvex_lab.bench_report import replace_section, with_csv_section
+from dpconvex_lab.bench_markdown import replace_section, with_csv_section
 
 __all__ = ["HEADING", "SCALE_CSV", "run_scale", "scale_section", "with_scale_section"]
 

@@ -1,6 +1,6 @@
-"""Private model selection on UCI Adult: the ``…CV`` estimators against the default and the oracle (issue 18).
+"""Private model selection on UCI Adult: the ``…CV`` estimators against the default and the oracle.
 
-The protocol of :mod:`.bench` (``load_adult("all")``, stratified 5-fold CV from :func:`.bench.cv_folds`,
+The protocol of :mod:`.bench` (``load_adult("all")``, stratified 5-fold CV from :func:`.bench_protocol.cv_folds`,
 δ = 1e-8, labels ±1 with ``classes=[-1, 1]``, one seed per fit) at ε ∈ :data:`SELECTION_EPSILONS`,
 for each task (``logistic``: :class:`~dpconvex.PrivateLogisticRegressionCV`; ``svm``:
 :class:`~dpconvex.PrivateHuberSVCCV`), with four entries per (task, ε, fold):
@@ -35,8 +35,8 @@ from tqdm.auto import tqdm
 from dpconvex.datasets.adult import load_adult
 from dpconvex.estimators.base import FIXED_METHOD_L2
 from dpconvex.estimators.model_selection import CLASSIFIER_GRID, PrivateHuberSVCCV, PrivateLogisticRegressionCV
-from dpconvex_lab.bench import cv_folds
-from dpconvex_lab.bench_report import replace_section
+from dpconvex_lab.bench_markdown import replace_section
+from dpconvex_lab.bench_protocol import cv_folds
 from dpconvex_lab.bench_scaling import default_estimator
 
 __all__ = ["HEADING", "SELECTION_EPSILONS", "SELECTION_CSV", "CV_ESTIMATORS", "run_selection_benchmark",
@@ -72,7 +72,7 @@ def run_selection_benchmark(out_dir: str | pathlib.Path = "docs", tasks: Sequenc
     epsilons : sequence of float
     delta : float
     seed : int
-        Seeds the folds (:func:`.bench.cv_folds`) and every fit.
+        Seeds the folds (:func:`.bench_protocol.cv_folds`) and every fit.
     folds : int, optional
         Keep only the first ``folds`` of the five folds (quick runs); None keeps all.
     progress : bool

@@ -1,12 +1,12 @@
 """Tuned DP-SGD, the reference of the benchmark headline — NOT PRIVATE: hyperparameters chosen on the test folds.
 
-:func:`run_tuned_dpsgd` fits the DP-SGD baseline (:func:`.dpsgd.sgd_ma`, λ = 1e-3 as in issue 14's
-measurement) at every point of a small grid (:data:`TUNED_GRID`: clipping norm C, learning rate η
+:func:`run_tuned_dpsgd` fits the DP-SGD baseline (:func:`.dpsgd.sgd_ma`, λ = 1e-3 as in the fixed
+references' measurement) at every point of a small grid (:data:`TUNED_GRID`: clipping norm C, learning rate η
 in sgd_ma's mean-gradient convention — TF Privacy's, whose tutorial default is 0.15 —, epochs E and
 expected batch size b), for each ε and each neighbouring relation, on the same stratified folds as
-:func:`.bench.run_task` (:func:`.bench.cv_folds`: the first repetition's five folds).  The *tuned*
+:func:`.bench.run_task` (:func:`.bench_protocol.cv_folds`: the first repetition's five folds).  The *tuned*
 number of an (ε, relation) is the best mean test accuracy over the grid
-(:func:`.bench_report.tuned_best`): the grid point is chosen on the test folds, which leaks them,
+(:func:`.bench_headline.tuned_best`): the grid point is chosen on the test folds, which leaks them,
 so it is an optimistic reference for what tuning DP-SGD can give, with no guarantee for the tuning.
 
 Three relations are run because they are not the same guarantee: ``"replace_one"`` is the one
@@ -62,8 +62,8 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from dpconvex_lab.bench import L2, _fit_seed, _score, _signed, cv_folds
-from dpconvex_lab.bench_report import TUNED_CSV, config_label, tuned_best
+from dpconvex_lab.bench_headline import TUNED_CSV, config_label, tuned_best
+from dpconvex_lab.bench_protocol import L2, cv_folds, fit_seed, score_fit, signed_labels
 from dpconvex_lab.bench_scaling import TASKS
 from dpconvex_lab.dpsgd import NEIGHBOURING, sgd_ma
 
@@ -122,7 +122,7 @@ def _point_seed(seed: int, fold: int, epsilon: float, point: dict[str, float]) -
     """The noise seed of a fit: a function of the fold, ε and the grid point's values only, so a
     point's result does not depend on the rest of the grid (the pilot's fits recur in the full run)."""
     values = (epsilon, *(point[key] for key in GRID_KEYS))
-    return _fit_seed(seed, fold, 300, *(int(round(1e6 * float(v))) for v in values))
+    return fit_seed(seed, fold, 300, *(int(round(1e6 * float(v))) for v in values))
 
 
 def run_tuned_dpsgd(task: str, X: np.ndarray, y: np.ndarray, *, epsilons: Sequence[float] = TUNED_EPSILONS,
@@ -149,12 +149,12 @@ def run_tuned_dpsgd(task: str, X: np.ndarray, y: np.ndarray, *, epsilons: Sequen
     Returns
     -------
     pandas.DataFrame
-        Columns ``task, epsilon, relation, config`` (:func:`.bench_report.config_label`), the grid
+        Columns ``task, epsilon, relation, config`` (:func:`.bench_headline.config_label`), the grid
         keys, ``l2`` (1e-3), ``fold``, ``accuracy`` (test), ``objective`` / ``objective_ref`` (training
         objective at λ = 1e-3), ``noise_multiplier``, ``sampling_rate``, ``steps``,
         ``epsilon_accounted`` (ε of the run under its relation), ``bound`` and ``fit_time`` (s,
         calibration included when not cached).  Choosing a grid point from these accuracies is NOT
-        private (:func:`.bench_report.tuned_best`).
+        private (:func:`.bench_headline.tuned_best`).
     """
     if task not in TASKS:
         raise ValueError(f"task must be one of {tuple(TASKS)}; got {task!r}.")
@@ -168,19 +168,19 @@ def run_tuned_dpsgd(task: str, X: np.ndarray, y: np.ndarray, *, epsilons: Sequen
                desc=f"tuned DP-SGD {task}")
     rows: list[dict[str, Any]] = []
     for f, (train, test) in enumerate(splits):
-        X_train, y_train = X[train], _signed(y[train])
+        X_train, y_train = X[train], signed_labels(y[train])
         for eps in epsilons:
             for point in points:
-                fit_seed = _point_seed(seed, f, eps, point)
+                run_seed = _point_seed(seed, f, eps, point)
                 for relation in relations:
                     tic = time.perf_counter()
                     fit = sgd_ma(X_train, y_train, loss=loss, epsilon=eps, delta=delta, l2_regularization=L2,
-                                 random_state=fit_seed, neighbouring=relation, **point)
+                                 random_state=run_seed, neighbouring=relation, **point)
                     elapsed = time.perf_counter() - tic
                     result = {"coef": fit.coef, "intercept": fit.intercept, "l2": L2}
                     rows.append({"task": task, "epsilon": float(eps), "relation": relation,
                                  "config": config_label(point), **point,
-                                 "l2": L2, "fold": f, **_score(result, loss, X[train], y[train], X[test], y[test]),
+                                 "l2": L2, "fold": f, **score_fit(result, loss, X[train], y[train], X[test], y[test]),
                                  **{key: fit.params[key] for key in ("noise_multiplier", "sampling_rate", "steps",
                                                                      "epsilon_accounted")},
                                  "bound": fit.bound, "fit_time": elapsed})

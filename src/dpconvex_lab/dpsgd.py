@@ -31,7 +31,6 @@ import logging
 import math
 import numbers
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 import dp_accounting
 import numpy as np
@@ -45,9 +44,7 @@ from dpconvex.data.checks import check_privacy_budget
 from dpconvex.objectives.losses import Loss
 from dpconvex.objectives.losses import row_norms as losses_row_norms
 from dpconvex_lab.add_remove import poisson_add_remove_epsilon
-
-if TYPE_CHECKING:  # .baselines imports this module (re-exports); sgd_ma imports it at call time
-    from dpconvex_lab.baselines import BaselineFit, RandomState
+from dpconvex_lab.baseline_fit import BaselineFit, RandomState, check_common
 
 __all__ = ["NEIGHBOURING", "SGD_MA_ORDERS", "calibrate_sgd_ma_noise", "calibrate_sgd_replace_one_noise",
            "calibrate_sgd_add_remove_pld_noise", "sgd_ma",
@@ -217,12 +214,10 @@ def sgd_ma(X: ArrayLike, y: ArrayLike, *, loss: Loss, epsilon: float, delta: flo
         ``noise_multiplier``, ``sampling_rate``, ``steps``, ``epsilon_accounted`` (ε of the run
         under ``neighbouring``).
     """
-    from dpconvex_lab.baselines import BaselineFit, _check_common  # here: .baselines re-exports this module
-
     check_privacy_budget(epsilon, delta)
     if neighbouring not in NEIGHBOURING:
         raise ValueError(f"neighbouring must be one of {NEIGHBOURING}; got {neighbouring!r}.")
-    X, y = _check_common(X, y, loss, l2_regularization, data_norm)
+    X, y = check_common(X, y, loss, l2_regularization, data_norm)
     for name, value in (("batch_size", batch_size), ("clip_norm", clip_norm), ("learning_rate", learning_rate),
                         ("epochs", epochs)):
         if not (isinstance(value, numbers.Real) and np.isfinite(value) and value > 0):

@@ -1,5 +1,5 @@
 """Audit target for a bounded-domain certificate: noisy SGD, cyclic batches, λ = 0, an L2 ball, certified
-by the ``shifted-interpolation`` bound with the ball's diameter (issue 15).
+by the ``shifted-interpolation`` bound with the ball's diameter (the bound's bounded-domain case).
 
 ``noisy-sgd-bounded`` runs the real :func:`dpconvex.mechanisms.noisy_sgd` at ε = 3, δ = 1e-3 (as every
 other target, :data:`.targets.NOISY_GD_SETTING`) on a problem where composition was the only other

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from dpconvex.accounting._checks import check_delta, check_epsilon
+from dpconvex.accounting._checks import check_delta, check_epsilon, check_positive
 from dpconvex.exceptions import PrivacyLeakWarning
 from dpconvex.objectives.losses import row_norms
 
 _ROUNDING = 1e-9
 
-__all__ = ["check_privacy_budget", "check_training_data", "check_training_rows", "clip_rows", "enforce_norm_bound",
-           "enforce_label_bound", "make_rng", "norm_bound_scale"]
+__all__ = ["ValidatedRows", "check_privacy_budget", "check_rows", "check_targets", "check_training_data",
+           "check_training_rows", "clip_rows", "enforce_norm_bound", "enforce_label_bound", "make_rng",
+           "norm_bound_scale"]
 
 
 def check_privacy_budget(epsilon: float, delta: float) -> None:
@@ -32,16 +35,35 @@ def check_privacy_budget(epsilon: float, delta: float) -> None:
     check_delta(delta)
 
 
+def _refuse_features(X: NDArray) -> None:
+    """``ValueError`` unless ``X`` is 2-D."""
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array of shape (n_samples, n_features); got shape {X.shape}.")
+
+
+def _refuse_targets(y: NDArray, n: int) -> None:
+    """``ValueError`` unless ``y`` is 1-D with ``n`` entries."""
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"y must be 1-D with X.shape[0] = {n} entries; got shape {y.shape}.")
+
+
+def _refuse_empty(X: NDArray) -> None:
+    """``ValueError`` if ``X`` (2-D) has no row or no column."""
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X must have at least one sample and one feature; got shape {X.shape}.")
+
+
+_NONFINITE_X = "X must contain only finite values (no NaN or inf)."
+_NONFINITE_Y = "y must contain only finite values (no NaN or inf)."
+
+
 def _checked_shapes(X: NDArray, y: NDArray) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """X (n, d) and y (n,) as float64 arrays (no copy of float64 input), or ``ValueError`` for a wrong shape."""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array of shape (n_samples, n_features); got shape {X.shape}.")
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise ValueError(f"y must be 1-D with X.shape[0] = {X.shape[0]} entries; got shape {y.shape}.")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"X must have at least one sample and one feature; got shape {X.shape}.")
+    _refuse_features(X)
+    _refuse_targets(y, X.shape[0])
+    _refuse_empty(X)
     return X, y
 
 
@@ -52,9 +74,9 @@ def check_training_data(X: NDArray, y: NDArray) -> tuple[NDArray[np.float64], ND
     """
     X, y = _checked_shapes(X, y)
     if not np.all(np.isfinite(X)):
-        raise ValueError("X must contain only finite values (no NaN or inf).")
+        raise ValueError(_NONFINITE_X)
     if not np.all(np.isfinite(y)):
-        raise ValueError("y must contain only finite values (no NaN or inf).")
+        raise ValueError(_NONFINITE_Y)
     return X, y
 
 
@@ -86,19 +108,98 @@ def check_training_rows(X: NDArray, y: NDArray
     """
     X, y = _checked_shapes(X, y)
     norms = row_norms(X, _NORM_BLOCK_ROWS)
-    finite = np.isfinite(norms)
-    if not finite.all() and not np.all(np.isfinite(X[~finite])):
-        raise ValueError("X must contain only finite values (no NaN or inf).")
+    _refuse_nonfinite_rows(X, norms)
     if not np.all(np.isfinite(y)):
-        raise ValueError("y must contain only finite values (no NaN or inf).")
+        raise ValueError(_NONFINITE_Y)
     return X, y, norms
+
+
+def _refuse_nonfinite_rows(X: NDArray[np.float64], norms: NDArray[np.float64],
+                           refuse: Callable[[NDArray[np.bool_]], None] | None = None) -> None:
+    """``ValueError`` if a row of ``X`` holds NaN or ±inf, read from its norm (``refuse`` first sees the rows).
+
+    Only the rows whose norm is not finite are read again: a NaN or ±inf entry makes its row's norm
+    NaN or inf, while finite entries whose squares overflow leave X valid.
+    """
+    finite = np.isfinite(norms)
+    if finite.all():
+        return
+    if refuse is not None:
+        refuse(~finite)
+    if not np.all(np.isfinite(X[~finite])):
+        raise ValueError(_NONFINITE_X)
+
+
+@dataclass(frozen=True, eq=False)
+class ValidatedRows:
+    """Features validated once, at the boundary: a float64 array (n, d), n, d ≥ 1, finite, and its row norms.
+
+    :func:`check_rows` builds it (an estimator, after its own validation); given in place of X,
+    :meth:`dpconvex.mechanisms.problem.Problem.from_arrays` checks only the targets and reads no row
+    again.  The arrays are shared, not copied: neither is changed afterwards.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, d)
+        The features (float64 input is the caller's array, not a copy).
+    norms : ndarray of shape (n,)
+        ‖xᵢ‖₂ of every row, bit for bit ``dpconvex.objectives.losses.row_norms`` of ``X``.
+    """
+
+    X: NDArray[np.float64]
+    norms: NDArray[np.float64]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(n, d)."""
+        return self.X.shape
+
+
+def check_rows(X: NDArray, *, refuse: Callable[[NDArray[np.bool_]], None] | None = None) -> ValidatedRows:
+    """X as :class:`ValidatedRows`: its shape, its finiteness and its row norms, in one pass over X.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        The features; float64 input is not copied.
+    refuse : callable, optional
+        Called with the mask of the rows whose norm is not finite, before this function's own
+        ``ValueError`` for a NaN or ±inf among them: a caller raises its own message there (an
+        estimator, scikit-learn's).  It is not called when every row norm is finite.
+
+    Returns
+    -------
+    ValidatedRows
+
+    Raises
+    ------
+    ValueError
+        With :func:`check_training_data`'s messages for X (its shape first, then its values).
+    """
+    X = np.asarray(X, dtype=float)
+    _refuse_features(X)
+    _refuse_empty(X)
+    norms = row_norms(X, _NORM_BLOCK_ROWS)
+    _refuse_nonfinite_rows(X, norms, refuse)
+    return ValidatedRows(X, norms)
+
+
+def check_targets(y: NDArray, n: int) -> NDArray[np.float64]:
+    """y as a float64 array (n,), or ``ValueError`` with :func:`check_training_data`'s messages for y.
+
+    The check of the targets of :class:`ValidatedRows` of ``n`` rows (O(n): no pass over X).
+    """
+    y = np.asarray(y, dtype=float)
+    _refuse_targets(y, n)
+    if not np.all(np.isfinite(y)):
+        raise ValueError(_NONFINITE_Y)
+    return y
 
 
 def _clip_scale(norms: NDArray[np.float64], data_norm: float, strict: bool, stacklevel: int
                 ) -> tuple[NDArray[np.float64] | None, int]:
     """:func:`norm_bound_scale`, its warning pointed ``stacklevel`` frames above this function."""
-    if not (np.isfinite(data_norm) and data_norm > 0):
-        raise ValueError(f"data_norm must be finite and > 0; got {data_norm!r}.")
+    check_positive(data_norm, "data_norm")
     over = norms > data_norm
     # Rows above the bound only by floating-point rounding (relative 1e-9) are rescaled without a
     # warning: unit-normalised data routinely has norms of 1 + 2e-16.
@@ -131,7 +232,7 @@ def norm_bound_scale(norms: NDArray[np.float64], data_norm: float, *, strict: bo
     Parameters
     ----------
     norms : ndarray of shape (n,)
-        ‖xᵢ‖₂ of every row (:func:`dpconvex.objectives.losses.row_norms`).
+        ‖xᵢ‖₂ of every row (``dpconvex.objectives.losses.row_norms``).
     data_norm : float
         The declared bound, finite and > 0.
     strict : bool, default=False
@@ -170,8 +271,7 @@ def enforce_norm_bound(X: NDArray[np.float64], data_norm: float, *, strict: bool
     itself when no row is changed.  ``norms``: ``row_norms(X)`` if the caller has them.  To clip
     without a copy of X, use :func:`norm_bound_scale` and apply its factors where rows are read.
     """
-    if not (np.isfinite(data_norm) and data_norm > 0):
-        raise ValueError(f"data_norm must be finite and > 0; got {data_norm!r}.")
+    check_positive(data_norm, "data_norm")
     norms = row_norms(X) if norms is None else norms
     scale, count = _clip_scale(norms, data_norm, strict, stacklevel=3)
     if scale is not None:
@@ -181,8 +281,7 @@ def enforce_norm_bound(X: NDArray[np.float64], data_norm: float, *, strict: bool
 
 def enforce_label_bound(y: NDArray[np.float64], label_bound: float, *, strict: bool = False) -> tuple[NDArray, int]:
     """Clip regression targets to [−label_bound, label_bound] (warning or, if strict, error)."""
-    if not (np.isfinite(label_bound) and label_bound > 0):
-        raise ValueError(f"label_bound must be finite and > 0; got {label_bound!r}.")
+    check_positive(label_bound, "label_bound")
     over = np.abs(y) > label_bound
     count = int(np.count_nonzero(over))
     if count:

@@ -1,7 +1,8 @@
 """Data access on a Dask cluster: sums of clipped per-example gradients over row blocks held by workers.
 
-:class:`DaskData` is the Dask implementation of the data-access interface of issue 17 (the
-in-memory one lives in ``dpconvex.mechanisms.problem``): attributes ``n`` and ``n_features``, and
+:class:`DaskData` is the Dask implementation of the data-access interface every trainer reads its
+data through (the in-memory one lives in ``dpconvex.mechanisms.problem``): attributes ``n`` and
+``n_features``, and
 
 * ``gradient_sum(loss, w, clip_norm, rows)`` = Σ_{i∈rows} clip(∇ℓ(w; xᵢ, yᵢ)), exactly
   ``loss.gradient_sum(w, X[rows], y[rows], clip_norm, row_norms[rows])`` of the validated data;
@@ -14,7 +15,8 @@ generator, so the noise, the batches and the certificate are the in-memory run's
 Design
 ------
 *Blocks.*  The rows are cut into the collection's row blocks (dask-array row chunks, dask-DataFrame
-partitions).  Each block is read, checked and stored once on a worker (``dpconvex.data.dask_blocks``):
+partitions; the inputs are checked and cut in ``dpconvex.data.dask_inputs``).  Each block is read,
+checked and stored once on a worker (``dpconvex.data.dask_blocks``):
 finite values, rows above ``data_norm`` clipped (``strict``: refused), targets above
 ``label_bound`` likewise, the row norms computed once.  The client receives one small
 ``BlockReport`` per block and raises or warns from them: a violation
@@ -22,10 +24,10 @@ names the block, the global row and the column; rows clipped give one
 :class:`~dpconvex.exceptions.PrivacyLeakWarning` with the total count, as in memory.  The data never
 travels to the client.
 
-*Gradient sums.*  The client splits ``rows`` by block and submits one task per worker thread,
-pinned to the worker holding its blocks and carrying only their local rows; each block returns a
-d-vector, added on the client in block order, so the sum differs from the in-memory one by
-floating-point reassociation only.
+*Gradient sums.*  The client splits ``rows`` by block and submits one task per worker thread
+(``dpconvex.data.dask_sums``), pinned to the worker holding its blocks and carrying only their
+local rows; each block returns a d-vector, added on the client in block order, so the sum differs
+from the in-memory one by floating-point reassociation only.
 
 *Permuted batches.*  Shuffled and cyclic runs read contiguous slices of positions of a fixed
 permutation ``order`` held on the client (8·n bytes) by :meth:`DaskData.permuted`: a slice becomes
@@ -44,12 +46,18 @@ section *Design measurements* of ``docs/scale-out.md``; ``dpconvex bench scale``
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from numpy.typing import NDArray
 
 from dpconvex.data import dask_blocks as blocks
+from dpconvex.data.dask_inputs import (
+    array_pieces,
+    current_client,
+    fits_in_cluster_memory,
+    frame_pieces,
+    require_known_chunks,
+)
+from dpconvex.data.dask_sums import Rows, checked_results, expected_rows, local_rows, run_block_sums, worker_groups
 from dpconvex.objectives.losses import Loss
 
 try:
@@ -63,8 +71,6 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 __all__ = ["DaskData", "fits_in_cluster_memory", "require_known_chunks"]
 
-#: What ``rows`` may be: every row, a slice of positions, or sorted global row indices.
-Rows = None | slice | NDArray[np.int64]
 
 
 class DaskData:
@@ -208,26 +214,8 @@ class DaskData:
             Wrong types or shapes, NaN/inf (naming block, row and column), or, with ``strict``,
             rows above ``data_norm`` / targets above ``label_bound`` (naming block and row).
         """
-        if not isinstance(X, da.Array) or X.ndim != 2:
-            raise ValueError(f"X must be a 2-D dask array (n_samples, n_features); got {type(X).__name__} "
-                             f"{getattr(X, 'shape', '')}. In-memory arrays go to the NumPy data access.")
-        if X.numblocks[1] > 1:
-            X = X.rechunk({1: -1})
-        require_known_chunks(X)
-        y = y if isinstance(y, da.Array) else np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise ValueError(f"y must be 1-D with X.shape[0] = {X.shape[0]} entries; got shape {y.shape}.")
-        if not isinstance(y, da.Array):
-            y = da.from_array(y, chunks=(X.chunks[0],))
-        elif y.chunks[0] != X.chunks[0]:
-            y = y.rechunk((X.chunks[0],))
-        _check_bounds(data_norm, label_bound)
-        if constant_column is not None and not (isinstance(constant_column, numbers.Real)
-                                                and np.isfinite(constant_column) and constant_column > 0):
-            raise ValueError(f"constant_column must be None or finite and > 0; got {constant_column!r}.")
-        pieces = [dask.delayed(blocks.array_block, pure=True)(features, labels, data_norm, label_bound, constant_column)
-                  for features, labels in zip(X.to_delayed()[:, 0], y.to_delayed())]
-        client = _client(client)
+        X, pieces = array_pieces(X, y, data_norm, label_bound, constant_column)
+        client = current_client(client)
         if persist is None:
             persist = fits_in_cluster_memory(client, 8 * X.shape[0] * (X.shape[1] + 3))
         names = ([str(column) for column in range(X.shape[1])] if column_names is None
@@ -261,28 +249,8 @@ class DaskData:
             A missing or non-numeric column (named), missing values or NaN/inf (naming block,
             row and column), or, with ``strict``, rows or targets above their bounds.
         """
-        from pandas.api.types import is_bool_dtype, is_numeric_dtype
-
-        if not isinstance(frame, dd.DataFrame):
-            raise ValueError(f"frame must be a dask DataFrame; got {type(frame).__name__}.")
-        columns = list(frame.columns)
-        features = [column for column in columns if column != label] if features is None else list(features)
-        absent = [column for column in [label, *features] if column not in columns]
-        if absent:
-            raise ValueError(f"columns {absent} are not in the frame; its columns are {columns[:20]}.")
-        text = [column for column in [label, *features]
-                if not (is_numeric_dtype(frame.dtypes[column]) or is_bool_dtype(frame.dtypes[column]))]
-        if text:
-            raise ValueError(f"columns {text} are not numeric: encode them with a declared schema first "
-                             "(dpconvex.estimators.preprocessing.PublicSchemaTransformer), or leave them out of "
-                             "features.")
-        if not features:
-            raise ValueError(f"features must name at least one column other than the label {label!r}.")
-        _check_bounds(data_norm, label_bound)
-        pieces = [dask.delayed(blocks.frame_block, pure=True)(partition, features, label, data_norm, label_bound)
-                  for partition in frame.to_delayed()]
-        return cls._build(pieces, [repr(column) for column in features],
-                          data_norm, label_bound, strict, _client(client), persist)
+        pieces, names = frame_pieces(frame, label, features, data_norm, label_bound)
+        return cls._build(pieces, names, data_norm, label_bound, strict, current_client(client), persist)
 
     @classmethod
     def _build(cls, pieces: list, column_names: list[str], data_norm: float, label_bound: float | None,
@@ -382,133 +350,33 @@ class DaskData:
                                           for piece in self._futures], sync=True)
         blocks.raise_label_error(errors, self._offsets)
 
+
     # -- helpers ----------------------------------------------------------------------------------
 
     def _local_rows(self, rows: Rows) -> list[tuple[int, blocks.LocalRows]]:
-        """``rows`` split into (block, local rows) pairs, non-empty blocks only, in block order."""
-        offsets = self._offsets
-        if rows is None:
-            return [(index, None) for index in range(self.n_blocks) if offsets[index + 1] > offsets[index]]
-        if isinstance(rows, slice):
-            if rows.step not in (None, 1):
-                raise ValueError(f"rows as a slice must have step 1 (contiguous positions); got {rows!r}.")
-            start, stop, _ = rows.indices(self.n)
-            if self._order is not None:
-                return self._local_rows(np.sort(self._order[start:stop]))
-            parts = []
-            for index in range(self.n_blocks):
-                low, high = max(start, offsets[index]), min(stop, offsets[index + 1])
-                if high > low:
-                    parts.append((index, slice(low - offsets[index], high - offsets[index])))
-            return parts
-        rows = np.asarray(rows)
-        if rows.ndim != 1 or not np.issubdtype(rows.dtype, np.integer):
-            raise ValueError(f"rows must be None, a slice or a 1-D integer array; got {type(rows).__name__} of "
-                             f"dtype {rows.dtype} and shape {rows.shape}.")
-        if rows.size and (rows[0] < 0 or rows[-1] >= self.n or np.any(rows[1:] < rows[:-1])):
-            raise ValueError(f"rows must be sorted row indices in [0, {self.n}); got values from {rows.min()} to "
-                             f"{rows.max()}{'' if np.all(rows[1:] >= rows[:-1]) else ', not sorted'}.")
-        cuts = np.searchsorted(rows, offsets)
-        return [(index, rows[cuts[index]:cuts[index + 1]] - offsets[index])
-                for index in range(self.n_blocks) if cuts[index + 1] > cuts[index]]
-
-    def _expected_rows(self, rows: Rows) -> int:
-        """How many rows ``rows`` selects (what the blocks' row counts must add up to)."""
-        if rows is None:
-            return self.n
-        if isinstance(rows, slice):
-            return len(range(*rows.indices(self.n)))
-        return int(np.asarray(rows).size)
+        """``rows`` split into (block, local rows) pairs, non-empty blocks only, in block order (:func:`local_rows`)."""
+        return local_rows(rows, self._offsets, self._order)
 
     def _groups(self) -> list[tuple[str, list[int]]]:
-        """The blocks as (worker address, block indices) groups, one per worker thread, read from the scheduler.
+        """The blocks as (worker address, block indices) groups, one per worker thread (:func:`worker_groups`).
 
         Cached until a task runs elsewhere than on the worker it was sent to (a worker was lost and
-        its blocks were recomputed on others); a block held nowhere yet gets the address "".
+        its blocks were recomputed on others).
         """
         if self._placement is None:
-            holders, threads = self.client.who_has(self._futures), self.client.nthreads()
-            by_worker: dict[str, list[int]] = {}
-            for index, future in enumerate(self._futures):
-                by_worker.setdefault(min(holders.get(future.key) or ("",)), []).append(index)
-            self._placement = []
-            for address, indices in by_worker.items():
-                count = threads.get(address, 1)
-                self._placement += [(address, indices[thread::count]) for thread in range(min(count, len(indices)))]
+            self._placement = worker_groups(self.client, self._futures)
         return self._placement
 
     def _sums(self, block_sum, rows: Rows, *arguments) -> list:
         """``block_sum(block, *arguments, local rows)`` of every block ``rows`` meets, in block order, checked.
 
-        One task per group of ``_groups`` (pinned to its worker, free to run elsewhere if that
-        worker is gone).  Every block's result is checked against its row count and the fingerprint
-        recorded when it was validated; see the module docstring (*Worker loss*).
+        One task per group of ``_groups`` (held blocks) or per block (out of core); every block's
+        result is checked against its row count and the fingerprint recorded when it was validated;
+        see the module docstring (*Worker loss*).
         """
         local = dict(self._local_rows(rows))
-        submitted = []
-        if not self.persisted:  # one task per block, so that a worker thread holds one block at a time
-            submitted = [("", [index], dask.delayed(blocks.group_sums, pure=False)(
-                [self._futures[index]], [local[index]], block_sum, *arguments)) for index in sorted(local)]
-        for address, group in self._groups() if self.persisted else ():
-            chosen = [index for index in group if index in local]
-            if chosen:
-                submitted.append((address, chosen, self.client.submit(
-                    blocks.group_sums, [self._futures[index] for index in chosen], [local[index] for index in chosen],
-                    block_sum, *arguments, workers=[address] if address else None, allow_other_workers=bool(address),
-                    pure=False)))
-        try:
-            tasks = [task for _, _, task in submitted]
-            answers = self.client.gather(tasks) if self.persisted else self.client.compute(tasks, sync=True)
-        except distributed.KilledWorker as error:
-            raise RuntimeError(f"the scheduler gave up on a task of this DaskData after losing the workers that ran "
-                               f"it ({error}); no sum was returned. Check the workers' memory and logs, then rebuild "
-                               "the DaskData.") from error
-        results = {}
-        for (address, chosen, _), (ran_on, values) in zip(submitted, answers):
-            if ran_on != address and self.persisted:
-                self._placement = None
-            results.update(zip(chosen, values))
-        changed = [index for index, (_, _, fingerprint) in results.items() if fingerprint != self._fingerprints[index]]
-        if changed:
-            raise RuntimeError(f"block {changed[0]} was recomputed (its worker was lost) with other content than the "
-                               "one validated: the source changed since this DaskData was built. No sum was "
-                               "returned; rebuild the DaskData from the current data.")
-        summed, expected = sum(count for _, count, _ in results.values()), self._expected_rows(rows)
-        if summed != expected:
-            raise RuntimeError(f"the blocks summed {summed} rows instead of the {expected} selected; no sum was "
-                               "returned. Rebuild the DaskData.")
-        return [results[index][0] for index in sorted(results)]
-
-
-def fits_in_cluster_memory(client: distributed.Client, nbytes: int, share: float = 0.5) -> bool:
-    """Whether ``nbytes`` take at most ``share`` of the workers' memory limits; False if a worker has no
-    limit (nothing to compare with: read from the source rather than risk holding too much)."""
-    limits = [worker.get("memory_limit") or 0 for worker in client.scheduler_info()["workers"].values()]
-    return bool(limits) and 0 not in limits and nbytes <= share * sum(limits)
-
-
-def require_known_chunks(X: da.Array) -> None:
-    """``ValueError`` saying what to do when ``X``'s row chunks have unknown sizes."""
-    if any(np.isnan(size) for size in X.chunks[0]):
-        raise ValueError("X has unknown row-chunk sizes (e.g. after boolean indexing): call "
-                         "X.compute_chunk_sizes() first, or use from_dataframe for a table.")
-
-
-def _client(client: distributed.Client | None) -> distributed.Client:
-    """``client``, or the current one; ``ValueError`` saying how to start one if there is none."""
-    if client is not None:
-        return client
-    try:
-        return distributed.get_client()
-    except ValueError as error:
-        raise ValueError("no Dask client: pass client=, or start one first, e.g. distributed.Client() for a "
-                         "LocalCluster or distributed.Client('tcp://scheduler:8786') for an existing "
-                         "cluster.") from error
-
-
-def _check_bounds(data_norm: float, label_bound: float | None) -> None:
-    """``ValueError`` unless ``data_norm`` (and ``label_bound``, if given) is a finite real number > 0."""
-    bounds = {"data_norm": data_norm} if label_bound is None else {"data_norm": data_norm, "label_bound": label_bound}
-    for name, value in bounds.items():
-        if not (isinstance(value, numbers.Real) and np.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be finite and > 0; got {value!r}.")
+        groups = self._groups() if self.persisted else None
+        results, moved = run_block_sums(self.client, self._futures, groups, local, block_sum, *arguments)
+        if moved:
+            self._placement = None
+        return checked_results(results, self._fingerprints, expected_rows(rows, self.n))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.model_selection import train_test_split
 
+from dpconvex.accounting._checks import check_open_unit
 from dpconvex.datasets.adult import ADULT_SCHEMA, load_adult
 from dpconvex.datasets.csv_reader import read_csv
 from dpconvex.datasets.labels import check_task
@@ -136,8 +137,7 @@ def load_train_test(
         X_test, y_test = load_adult("test")
         return TrainTestSplit(X_train, X_test, y_train, y_test, classes=(-1, 1), reasons=(), target_bounds=None,
                               schema=ADULT_SCHEMA)
-    if not 0.0 < test_size < 1.0:
-        raise ValueError(f"test_size must lie in the open interval (0, 1); got {test_size!r}.")
+    check_open_unit(test_size, "test_size")
     declared = TabularSchema.from_json(schema) if schema else None
     if declared is None and target is None:
         raise ValueError("target is required with a CSV file unless a schema file names it.")

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from dpconvex.accounting._checks import check_positive
 from dpconvex.datasets.tabular import TabularSchema, feature_names
 from dpconvex.privacy.certificate import PrivacyCertificate
 
@@ -72,8 +73,7 @@ def checked_fields(record: Any) -> dict[str, Any]:
             raise ValueError(f"\"classes\" {record['classes']!r} is not the sorted label set of the schema's "
                              f"{schema.task} target ({declared!r}).")
     scale, offset = (_finite(record, key) for key in ("target_scale", "target_offset"))
-    if not scale > 0:
-        raise ValueError(f"\"target_scale\" must be > 0; got {scale!r}.")
+    check_positive(scale, '"target_scale"')
     if classes is not None and (scale, offset) != (1, 0):
         raise ValueError("a classifier's \"target_scale\" and \"target_offset\" must be 1 and 0 (they map a "
                          f"regressor's scores to its target); got {scale!r} and {offset!r}.")

@@ -5,7 +5,8 @@ each); the tables below are views of it.
 """
 
 from dpconvex.mechanisms.auto import auto
-from dpconvex.mechanisms.noisy_gd import TrainingResult, noisy_gd
+from dpconvex.mechanisms.base import TrainingResult
+from dpconvex.mechanisms.noisy_gd import noisy_gd
 from dpconvex.mechanisms.noisy_sgd import noisy_sgd
 from dpconvex.mechanisms.output_perturbation import nsgd, outpert_gd, output_perturbation_sgd, rsgd_ar
 from dpconvex.mechanisms.pnsgd import pnsgd

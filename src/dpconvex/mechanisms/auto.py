@@ -60,18 +60,19 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from dpconvex.accounting import gdp
 from dpconvex.accounting.noisy_sgd_bounds import poisson_clt_noise_multiplier
 from dpconvex.exceptions import LowUtilityWarning
 from dpconvex.mechanisms._geometry import require_euclidean_projection
-from dpconvex.mechanisms._keywords import keyword_signature, plan_for_shape, require_backend, train_with_keywords
+from dpconvex.mechanisms._keywords import plan_for_shape, train_with_keywords
+from dpconvex.mechanisms.backends import require_backend, trained_method
+from dpconvex.mechanisms.base import RandomState, Train, TrainingResult, resolve_constraint
 from dpconvex.mechanisms.do_no_harm import harm_warning
-from dpconvex.mechanisms.noisy_gd import TrainingResult, comparator_norm_bound
 from dpconvex.mechanisms.noisy_sgd import NoisySGDPlan
 from dpconvex.mechanisms.noisy_sgd import plan as noisy_sgd_plan
 from dpconvex.mechanisms.noisy_sgd import train as noisy_sgd_train
@@ -79,7 +80,7 @@ from dpconvex.mechanisms.problem import Problem
 from dpconvex.mechanisms.sco_sgd import SCOPlan
 from dpconvex.mechanisms.sco_sgd import plan as sco_plan
 from dpconvex.mechanisms.sco_sgd import train as sco_train
-from dpconvex.objectives.constraints import L2Ball, Unconstrained
+from dpconvex.objectives.constraints import Constraint, L2Ball
 from dpconvex.objectives.losses import Loss
 
 __all__ = ["auto", "plan", "train", "select_configuration", "AutoCandidate", "AutoChoice", "AutoPlan", "BATCH_COUNTS",
@@ -240,12 +241,8 @@ def _choose(problem: Problem) -> AutoChoice:
     fixed = problem.l2_regularization != "auto"
     probe = float(problem.l2_regularization) if fixed else 0.0
     loss_at_zero = problem.loss_at_zero()
-    if constraint != "auto":
-        domain = constraint
-    elif fixed and probe > 0:
-        domain = L2Ball(comparator_norm_bound(loss_at_zero, probe, math.inf))  # noisy_sgd's own ball
-    else:
-        domain = Unconstrained()
+    # noisy_sgd's own ball at the probe λ; while λ is "auto" (probe 0), R^d as noisy_sgd's at λ = 0 (documented)
+    domain = resolve_constraint(problem, l2=probe, unregularised="unconstrained")
     smoothness, lipschitz = _smoothness_and_lipschitz(problem, domain, probe)
     at_zero = loss.gradient_norm_at_zero(problem.data_norm, problem.label_bound)
     clip = at_zero if at_zero is not None and 0.0 < at_zero < lipschitz else None
@@ -299,17 +296,11 @@ def _require_epsilon(epsilon: float | None, sigma: float | None) -> None:
         raise ValueError("method='auto' calibrates its own noise: give epsilon, not sigma.")
 
 
-def trained_method(loss: Loss) -> str:
-    """The registry name of the mechanism :func:`plan` trains ``loss`` with: ``"noisy_sgd"``, or
-    ``"sco_noisy_sgd"`` for a non-smooth loss (the only mechanism for one)."""
-    return "noisy_sgd" if loss.smooth else "sco_noisy_sgd"
-
-
 @dataclasses.dataclass(frozen=True)
 class AutoPlan:
     """What ``auto`` trains: the chosen mechanism's ``train`` and plan, the λ it trains with, and why (a note)."""
 
-    train: Callable[[Problem, Any, Any], TrainingResult]
+    train: Train
     plan: NoisySGDPlan | SCOPlan
     l2_regularization: float
     note: str
@@ -348,11 +339,11 @@ def plan(problem: Problem) -> AutoPlan:
                     ((RULE_DETAIL, choice.rule()), (SCORES_DETAIL, choice.scores())), choice.harm)
 
 
-def train(problem: Problem, plan: AutoPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
+def train(problem: Problem, plan: AutoPlan, random_state: RandomState = None) -> TrainingResult:
     """Train the chosen plan at the chosen λ; the certificate's notes say what was chosen and why.
 
     ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`auto`; returns the
-    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
+    :class:`~dpconvex.mechanisms.base.TrainingResult`.
     """
     result = plan.train(dataclasses.replace(problem, l2_regularization=plan.l2_regularization), plan.plan,
                         random_state)
@@ -362,16 +353,43 @@ def train(problem: Problem, plan: AutoPlan, random_state: None | int | np.random
     return TrainingResult(coef=result.coef, certificate=certificate)
 
 
-@keyword_signature(plan, l2_regularization="auto", constraint="auto")
-def auto(**arguments: Any) -> TrainingResult:
+def auto(X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | str = "auto", delta: float,
+         epsilon: float | None = None, sigma: float | None = None, data_norm: float = 1.0,
+         label_bound: float | None = None, constraint: Constraint | str = "auto", strict: bool = False,
+         random_state: None | int | np.random.Generator = None) -> TrainingResult:
     """Train :func:`select_configuration`'s choice; the certificate's notes give the rule and every score.
 
     :func:`plan`, then :func:`train`, on the validated data.
 
-    Parameters are those of :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd`, except that
-    ``l2_regularization`` may be ``"auto"`` (the certificate's ``assumptions["l2_regularization"]``
-    holds the value used) and ``epsilon`` is required.  A non-smooth loss is trained by
-    :func:`~dpconvex.mechanisms.sco_noisy_sgd` with its defaults (λ = 0 for ``"auto"``).
+    A smooth loss is trained by :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd` as :func:`plan` configures it;
+    a non-smooth loss by :func:`~dpconvex.mechanisms.sco_noisy_sgd` with its defaults (λ = 0 for ``"auto"``).
+
+    Parameters
+    ----------
+    X, y : array_like
+        Features (n, d) and targets (n,); rows above ``data_norm`` (and targets above
+        ``label_bound``) are clipped with a :class:`~dpconvex.exceptions.PrivacyLeakWarning`
+        (``strict=True``: ``ValueError``).
+    loss : Loss
+        Per-example loss with declared constants (smooth or not).
+    l2_regularization : float or "auto", default="auto"
+        λ ≥ 0, or ``"auto"``: the module's λ rule (λ = 0 for a non-smooth loss); the certificate's
+        ``assumptions["l2_regularization"]`` holds the value used.
+    delta : float
+        δ of the certificate, in (0, 1).
+    epsilon : float
+        The target ε (required: the choice depends on it).
+    sigma : None
+        Must be left ``None``: ``auto`` calibrates its own noise.
+    data_norm, label_bound : float
+        Declared bounds on ‖x‖₂ and |y|.
+    constraint : Constraint or "auto", default="auto"
+        As in :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd` (``"auto"``: the ball of radius
+        √(2ℓ(0)/λ) at the λ used; unconstrained at λ = 0).
+    strict : bool
+        Refuse rows (targets) beyond their bound with a ``ValueError`` instead of clipping them.
+    random_state : None, int or Generator
+        ``None`` (the only choice for a release) draws batches and noise from an OS-seeded generator.
     """
-    _require_epsilon(arguments["epsilon"], arguments["sigma"])
-    return train_with_keywords("auto", plan, train, arguments, require_smooth=False)
+    _require_epsilon(epsilon, sigma)
+    return train_with_keywords("auto", plan, train, locals(), require_smooth=False)

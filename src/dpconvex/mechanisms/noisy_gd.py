@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,25 +24,16 @@ from dpconvex.accounting.langevin import theorem4_iterations
 from dpconvex.data.checks import make_rng
 from dpconvex.mechanisms._certify import certify
 from dpconvex.mechanisms._geometry import require_euclidean_projection
-from dpconvex.mechanisms._keywords import keyword_signature, plan_for_shape, train_with_keywords
+from dpconvex.mechanisms._keywords import plan_for_shape, train_with_keywords
 from dpconvex.mechanisms._step_size import require_step_size
+from dpconvex.mechanisms.base import RandomState, TrainingResult, comparator_norm_bound
 from dpconvex.mechanisms.problem import Problem
-from dpconvex.objectives.constraints import Constraint
-from dpconvex.objectives.losses import QuadraticDistanceLoss
-from dpconvex.privacy.certificate import PrivacyCertificate
+from dpconvex.objectives.constraints import Constraint, Unconstrained
+from dpconvex.objectives.losses import Loss, QuadraticDistanceLoss
 
-__all__ = ["TrainingResult", "NoisyGDPlan", "noisy_gd", "plan", "train", "plan_noisy_gd", "default_step_size",
-           "default_iterations", "comparator_norm_bound"]
+__all__ = ["NoisyGDPlan", "noisy_gd", "plan", "train", "plan_noisy_gd", "default_step_size", "default_iterations"]
 
 UPDATE_RULE = "theta <- Proj_C(theta - step_size*(mean gradient + l2*theta) + sqrt(2*step_size)*sigma*N(0, I))"
-
-
-@dataclass(frozen=True)
-class TrainingResult:
-    """Released parameters and their certificate."""
-
-    coef: NDArray[np.float64]
-    certificate: PrivacyCertificate
 
 
 def default_step_size(smoothness: float) -> float:
@@ -71,7 +61,7 @@ def default_iterations(
       run is that of composition, ``μ² = T S_g²/(2σ²n²)`` (Bok et al.'s μ at c → 1), so
       ``dσ² = d T S_g²/(2μ²n²)`` and the sum is minimised at ``T* = B n μ / (S_g √d)``, with μ the
       GDP parameter that meets (ε, δ) exactly (:func:`dpconvex.accounting.gdp.gdp_mu`).
-      B is a data-independent bound on ‖w*‖ (see :func:`comparator_norm_bound`).
+      B is a data-independent bound on ‖w*‖ (see :func:`~dpconvex.mechanisms.base.comparator_norm_bound`).
 
     Running longer than the smaller of the two only adds noise (convex view) or is unnecessary
     (strongly convex view); the choice uses public quantities only.
@@ -80,11 +70,6 @@ def default_iterations(
     mu = gdp.gdp_mu(epsilon, delta)
     run_length = comparator_norm * n * mu / (sensitivity * np.sqrt(dimension))
     return int(max(1, min(k_star, np.ceil(run_length / step_size))))
-
-
-def comparator_norm_bound(loss_at_zero: float, l2_regularization: float, radius: float) -> float:
-    """B = min(radius, √(2ℓ(0)/λ)): f_λ(w*) ≤ f_λ(0) ≤ ℓ(0) and ℓ ≥ 0 give (λ/2)‖w*‖² ≤ ℓ(0)."""
-    return float(min(radius, np.sqrt(2.0 * loss_at_zero / l2_regularization)))
 
 
 def _initial_point(initialization: str, dimension: int, sigma: float, strong_convexity: float,
@@ -181,11 +166,11 @@ def plan_noisy_gd(n: int, dimension: int, **keywords) -> accountant.NoisyGDEvent
     return plan_for_shape(noisy_gd, plan, n, dimension, keywords).event
 
 
-def train(problem: Problem, plan: NoisyGDPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
+def train(problem: Problem, plan: NoisyGDPlan, random_state: RandomState = None) -> TrainingResult:
     """Run the planned noisy GD on the problem's data and certify the last iterate.
 
     ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`noisy_gd`; returns the
-    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
+    :class:`~dpconvex.mechanisms.base.TrainingResult`.
     """
     event, bound, constraint, loss = plan.event, plan.bound, problem.constraint, problem.loss
     dimension, l2, delta = problem.dimension, problem.l2, problem.target.delta
@@ -219,8 +204,11 @@ def train(problem: Problem, plan: NoisyGDPlan, random_state: None | int | np.ran
     return TrainingResult(coef=theta, certificate=certificate)
 
 
-@keyword_signature(plan)
-def noisy_gd(**arguments: Any) -> TrainingResult:
+def noisy_gd(X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | str, delta: float,
+             epsilon: float | None = None, sigma: float | None = None, data_norm: float = 1.0,
+             label_bound: float | None = None, constraint: Constraint | str = Unconstrained(), strict: bool = False,
+             step_size: float | str = "auto", iterations: int | str = "auto", bound: str = "best",
+             initialization: str = "auto", random_state: None | int | np.random.Generator = None) -> TrainingResult:
     """Train by noisy GD and certify the last iterate: :func:`plan`, then :func:`train`, on the validated data.
 
     Parameters
@@ -239,6 +227,8 @@ def noisy_gd(**arguments: Any) -> TrainingResult:
         Give exactly one: a target ε (σ is then calibrated, never overshooting) or the noise σ.
     data_norm, label_bound : float
         Declared bounds on ‖x‖₂ and |y| (``label_bound`` only for regression losses).
+    strict : bool
+        Refuse rows (targets) beyond their bound with a ``ValueError`` instead of clipping them.
     step_size : float or "auto"
         η; ``"auto"`` is :func:`default_step_size`.  A named ``bound`` whose step-size condition
         fails raises ``ValueError``.
@@ -261,4 +251,4 @@ def noisy_gd(**arguments: Any) -> TrainingResult:
         ``None`` (default) draws noise from an OS-seeded generator — the only choice for a
         release.  A seed makes runs reproducible, for experiments and tests.
     """
-    return train_with_keywords("noisy_gd", plan, train, arguments)
+    return train_with_keywords("noisy_gd", plan, train, locals())

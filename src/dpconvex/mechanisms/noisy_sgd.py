@@ -27,7 +27,6 @@ import dataclasses
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,11 +36,12 @@ from dpconvex.accounting import gdp
 from dpconvex.accounting import noisy_sgd as accountant
 from dpconvex.accounting.best_of import bound_notes
 from dpconvex.data.checks import make_rng
+from dpconvex.mechanisms._batches import _batches
 from dpconvex.mechanisms._certify import certify
 from dpconvex.mechanisms._geometry import require_euclidean_projection
-from dpconvex.mechanisms._keywords import keyword_signature, plan_for_shape, train_with_keywords
+from dpconvex.mechanisms._keywords import plan_for_shape, train_with_keywords
 from dpconvex.mechanisms._step_size import require_step_size
-from dpconvex.mechanisms.noisy_gd import TrainingResult, comparator_norm_bound
+from dpconvex.mechanisms.base import RandomState, TrainingResult, comparator_norm_bound, resolve_constraint
 from dpconvex.mechanisms.problem import Problem
 from dpconvex.objectives.constraints import Constraint, L2Ball, Unconstrained
 from dpconvex.objectives.losses import Loss, QuadraticDistanceLoss
@@ -90,7 +90,7 @@ def default_epochs(n: int, dimension: int, sensitivity: float, batch_size: int, 
     z = 2σ/S_g), a target μ needs σ = q√T·S_g/(2μ), so the noise term is d·R·S_g²/(8μ²n²), and
     B²/(2R) + dRS_g²/(8μ²n²) is smallest at R* = 2Bnμ/(S_g√d).  μ is the GDP parameter meeting
     (ε, δ) exactly (:func:`dpconvex.accounting.gdp.gdp_mu`); B is public
-    (:func:`dpconvex.mechanisms.noisy_gd.comparator_norm_bound`).  Only public quantities enter.
+    (:func:`dpconvex.mechanisms.base.comparator_norm_bound`).  Only public quantities enter.
     """
     mu = gdp.gdp_mu(epsilon, delta)
     run_length = 2.0 * comparator_norm * n * mu / (sensitivity * math.sqrt(dimension))
@@ -118,14 +118,6 @@ def _positive_integer(name: str, value, upper: int | None = None) -> int:
         limit = f"an integer in [1, {upper}]" if upper is not None else "an integer >= 1"
         raise ValueError(f"{name} must be 'auto' or {limit}; got {value!r}.")
     return int(value)
-
-
-def _resolve_constraint(problem: Problem) -> Constraint:
-    if problem.constraint != "auto":
-        return problem.constraint
-    if problem.l2 > 0:  # the ball of radius √(2ℓ(0)/λ) holds the regularised minimiser
-        return L2Ball(comparator_norm_bound(problem.loss_at_zero(), problem.l2, math.inf))
-    return Unconstrained()
 
 
 def plan(problem: Problem, *, batching: str = "poisson", batch_size: int | str = "auto", epochs: int | str = "auto",
@@ -169,7 +161,7 @@ def plan(problem: Problem, *, batching: str = "poisson", batch_size: int | str =
     if clip_norm is not None and not (isinstance(clip_norm, numbers.Real) and math.isfinite(clip_norm)
                                       and clip_norm > 0):
         raise ValueError(f"clip_norm must be None or finite and > 0; got {clip_norm!r}.")
-    constraint = _resolve_constraint(problem)
+    constraint = resolve_constraint(problem, unregularised="unconstrained")  # documented: λ = 0 trains on R^d
     require_euclidean_projection(constraint, "noisy_sgd")
     constants = problem.constants(constraint)
     lipschitz, sensitivity = constants.lipschitz, constants.gradient_sensitivity
@@ -262,81 +254,11 @@ def _every_batch_strong_convexity(strong_convexity: float, l2_regularization: fl
     return l2_regularization + own * shortest / batch_size
 
 
-def _batches(event: accountant.NoisySGDEvent, rng: np.random.Generator):
-    """The T batches as sorted index arrays (Poisson, drawn lazily) or slices of the once-permuted rows.
-
-    Returns ``(order, batches)``: shuffled/cyclic runs permute the rows once by ``order`` (the
-    secret partition of a shuffled run; the identity for cyclic) and then read contiguous slices,
-    so no step copies a batch; Poisson batches index the original rows (``order`` is ``None``).
-
-    Poisson batches (every record in every step independently with probability q): the T·n
-    memberships, step t on positions t·n … (t + 1)·n − 1, are one Bernoulli(q) sequence, whose
-    successes are the partial sums minus one of i.i.d. Geometric(q) gaps on {1, 2, …}.  The gaps
-    are drawn by ``rng.geometric(q, size)`` in chunks (each chunk continues the stream where the
-    previous one ended, so chunk sizes do not change the law) until the stream passes T·n; step t
-    is the successes in its n positions, reduced mod n: a sorted array, O(expected batch) work per
-    step.  q = 1 gives gaps of 1, every row.  :func:`dpconvex.audit.soundness` replays the batches
-    from the logged gaps by the same rule (:func:`_poisson_batches_from_gaps`).
-    """
-    n, b = event.n, event.batch_size
-    if event.batching == "poisson":
-        return None, _poisson_batches(n, event.sampling_rate, event.steps, rng)
-    order = rng.permutation(n) if event.batching == "shuffled" else None
-    partition = [slice(start, start + b) for start in range(0, n, b)]
-    return order, (batch for _ in range(event.epochs) for batch in partition)
-
-
-#: Expected successes drawn per chunk of geometric gaps (unless one step needs more).
-_GAPS_PER_CHUNK = 1 << 16
-
-
-def _gap_count(q: float, span: int) -> int:
-    """Gaps to draw so that their sum passes ``span`` positions but for a 6-sd event (then: draw again)."""
-    mean = q * span
-    return int(math.ceil(mean + 6.0 * math.sqrt(mean * (1.0 - q)))) + 16
-
-
-def _poisson_batches(n: int, q: float, steps: int, rng: np.random.Generator):
-    """Yield ``steps`` sorted index arrays, each row independently in each with probability q (see :func:`_batches`)."""
-    end = n * steps                     # positions 0 … end − 1 hold every membership of the run
-    last = -1                           # position of the latest success drawn
-    pending = np.empty(0, dtype=np.int64)
-    step = 0
-    while step < steps:
-        # Span to cover: at least the current step, about _GAPS_PER_CHUNK successes, at most the run.
-        span = min(end - 1 - last, max((step + 1) * n - 1 - last, math.ceil(_GAPS_PER_CHUNK / q)))
-        positions = np.cumsum(rng.geometric(q, size=_gap_count(q, span)))
-        positions += last
-        last = int(positions[-1])
-        if pending.size:
-            positions = np.concatenate((pending, positions))
-        done = min(steps, (last + 1) // n)  # steps whose positions are all decided
-        if done == step:
-            pending = positions
-            continue
-        cuts = np.searchsorted(positions, n * np.arange(step + 1, done + 1)).tolist()
-        rows = positions % n
-        start = 0
-        for cut in cuts:
-            yield rows[start:cut]
-            start = cut
-        pending = positions[start:]
-        step = done
-
-
-def _poisson_batches_from_gaps(gaps: NDArray, n: int, steps: int) -> list[NDArray]:
-    """The batches of :func:`_poisson_batches` from all its geometric gaps, concatenated (for replays)."""
-    positions = np.cumsum(np.asarray(gaps, dtype=np.int64)) - 1
-    positions = positions[positions < n * steps]
-    return np.split(positions % n, np.searchsorted(positions, n * np.arange(1, steps)))
-
-
-def train(problem: Problem, plan: NoisySGDPlan,
-          random_state: None | int | np.random.Generator = None) -> TrainingResult:
+def train(problem: Problem, plan: NoisySGDPlan, random_state: RandomState = None) -> TrainingResult:
     """Run the planned noisy SGD on the problem's data and certify the release.
 
     ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`noisy_sgd`; returns the
-    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
+    :class:`~dpconvex.mechanisms.base.TrainingResult`.
     """
     event, delta = plan.event, problem.target.delta
     privacy = accountant.account(event, delta, bound=plan.bound)
@@ -405,8 +327,13 @@ def _descend(problem: Problem, plan: NoisySGDPlan, rng: np.random.Generator) -> 
     return total / (steps - first + 1) if first <= steps else theta
 
 
-@keyword_signature(plan, constraint="auto")
-def noisy_sgd(**arguments: Any) -> TrainingResult:
+def noisy_sgd(X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | str, delta: float,
+              epsilon: float | None = None, sigma: float | None = None, data_norm: float = 1.0,
+              label_bound: float | None = None, constraint: Constraint | str = "auto", strict: bool = False,
+              batching: str = "poisson", batch_size: int | str = "auto", epochs: int | str = "auto",
+              step_size: float | str = "auto", clip_norm: float | None = None, output: str = "auto",
+              bound: str = "best", progress: bool | None = None,
+              random_state: None | int | np.random.Generator = None) -> TrainingResult:
     """Train by projected noisy mini-batch SGD and certify the release with the best valid bound.
 
     :func:`plan`, then :func:`train`, on the validated data.
@@ -427,6 +354,8 @@ def noisy_sgd(**arguments: Any) -> TrainingResult:
         Exactly one: a target ε (σ calibrated, never overshooting) or σ, the noise on the gradient sum.
     data_norm, label_bound : float
         Declared bounds on ‖x‖₂ and |y|.
+    strict : bool
+        Refuse rows (targets) beyond their bound with a ``ValueError`` instead of clipping them.
     batching : {"poisson", "shuffled", "cyclic"}, default="poisson"
         Poisson subsampling (rate b/n; certified by composition with amplification), one secret
         random partition cycled every epoch, or the rows' given order.  Shuffled and cyclic runs
@@ -456,4 +385,4 @@ def noisy_sgd(**arguments: Any) -> TrainingResult:
     random_state : None, int or Generator
         ``None`` (the only choice for a release) draws batches and noise from an OS-seeded generator.
     """
-    return train_with_keywords("noisy_sgd", plan, train, arguments)
+    return train_with_keywords("noisy_sgd", plan, train, locals())

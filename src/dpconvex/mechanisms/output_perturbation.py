@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,11 +31,11 @@ from dpconvex.data.checks import make_rng
 from dpconvex.data.in_memory import InMemoryData
 from dpconvex.mechanisms._certify import certify
 from dpconvex.mechanisms._geometry import require_euclidean_projection
-from dpconvex.mechanisms._keywords import keyword_signature, train_with_keywords
+from dpconvex.mechanisms._keywords import train_with_keywords
 from dpconvex.mechanisms._step_size import require_step_size
-from dpconvex.mechanisms.noisy_gd import TrainingResult
+from dpconvex.mechanisms.base import RandomState, TrainingResult
 from dpconvex.mechanisms.problem import Problem
-from dpconvex.objectives.constraints import Constraint
+from dpconvex.objectives.constraints import Constraint, Unconstrained
 from dpconvex.objectives.losses import Loss
 
 __all__ = ["VARIANTS", "OutputPerturbationPlan", "plan", "train", "output_perturbation_sgd", "nsgd", "rsgd_ar",
@@ -145,12 +144,11 @@ def plan(problem: Problem, *, variant: str = "rsgd_ar", batch_size: int | str = 
     return OutputPerturbationPlan(variant=variant, event=event)
 
 
-def train(problem: Problem, plan: OutputPerturbationPlan,
-          random_state: None | int | np.random.Generator = None) -> TrainingResult:
+def train(problem: Problem, plan: OutputPerturbationPlan, random_state: RandomState = None) -> TrainingResult:
     """Run the planned schedule on the problem's data, release w_T + N(0, σ² I) and certify it.
 
     ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`output_perturbation_sgd`; returns the
-    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
+    :class:`~dpconvex.mechanisms.base.TrainingResult`.
     """
     event, variant, constraint = plan.event, plan.variant, problem.constraint
     schedule = event.schedule
@@ -176,8 +174,13 @@ def train(problem: Problem, plan: OutputPerturbationPlan,
     return TrainingResult(coef=released, certificate=certificate)
 
 
-@keyword_signature(plan)
-def output_perturbation_sgd(**arguments: Any) -> TrainingResult:
+def output_perturbation_sgd(X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | str, delta: float,
+                            epsilon: float | None = None, sigma: float | None = None, data_norm: float = 1.0,
+                            label_bound: float | None = None, constraint: Constraint | str = Unconstrained(),
+                            strict: bool = False, variant: str = "rsgd_ar", batch_size: int | str = "auto",
+                            epochs: int | str = "auto", step_size: float | str = "auto",
+                            averaging_interval: int | str = "auto",
+                            random_state: None | int | np.random.Generator = None) -> TrainingResult:
     """Train by mini-batch GD and release the last (or averaged) iterate plus Gaussian noise.
 
     :func:`plan`, then :func:`train`, on the validated data.
@@ -201,7 +204,7 @@ def output_perturbation_sgd(**arguments: Any) -> TrainingResult:
     averaging_interval : int or "auto"
         τ of RSGD-AR (``"auto"``: 5); ignored by the other variants.
     """
-    return train_with_keywords(arguments["variant"], plan, train, arguments)
+    return train_with_keywords(variant, plan, train, locals())
 
 
 def nsgd(X, y, **kwargs) -> TrainingResult:

@@ -34,9 +34,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from dpconvex.accounting import hockey_stick as accountant
 from dpconvex.accounting.hockey_stick import NOISES
@@ -45,11 +45,12 @@ from dpconvex.data.checks import make_rng
 from dpconvex.exceptions import CalibrationError
 from dpconvex.mechanisms._certify import certify
 from dpconvex.mechanisms._geometry import require_euclidean_projection
-from dpconvex.mechanisms._keywords import keyword_signature, train_with_keywords
+from dpconvex.mechanisms._keywords import train_with_keywords
 from dpconvex.mechanisms._step_size import require_step_size
-from dpconvex.mechanisms.noisy_gd import TrainingResult, comparator_norm_bound
+from dpconvex.mechanisms.base import RandomState, TrainingResult, resolve_constraint
 from dpconvex.mechanisms.problem import Problem
 from dpconvex.objectives.constraints import Constraint, L2Ball
+from dpconvex.objectives.losses import Loss
 
 __all__ = ["PNSGDPlan", "pnsgd", "plan", "train", "default_step_size"]
 
@@ -140,11 +141,7 @@ def plan(problem: Problem, *, noise: str = "gaussian", random_stop: bool = False
     n, dimension, constraint = problem.n, problem.dimension, problem.constraint
     epsilon, delta = problem.target.epsilon, problem.target.delta
     _check_options(noise, dimension, constraint, random_stop)
-    if constraint == "auto":
-        if not problem.l2 > 0:
-            raise ValueError("constraint='auto' needs l2_regularization > 0 (radius √(2ℓ(0)/λ)); "
-                             "otherwise pass constraint=L2Ball(radius).")
-        constraint = L2Ball(comparator_norm_bound(problem.loss_at_zero(), problem.l2, np.inf))
+    constraint = resolve_constraint(problem)  # "auto" at λ = 0 is refused: K must be bounded
     constants = problem.constants(constraint)
     lipschitz = constants.gradient_sensitivity / 2.0  # the paper's 2L is our S_g (derivation in module doc)
     keyword = NOISES[noise][0]
@@ -171,11 +168,11 @@ def plan(problem: Problem, *, noise: str = "gaussian", random_stop: bool = False
     return PNSGDPlan(event=event, noise=noise, constraint=constraint)
 
 
-def train(problem: Problem, plan: PNSGDPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
+def train(problem: Problem, plan: PNSGDPlan, random_state: RandomState = None) -> TrainingResult:
     """Run the planned pass over the problem's rows in order and certify the released iterate per record.
 
     ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`pnsgd`; returns the
-    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult` (its certificate's ``record_profile[t − 1]``
+    :class:`~dpconvex.mechanisms.base.TrainingResult` (its certificate's ``record_profile[t − 1]``
     is δ_t at the certified ε).
     """
     event, noise, constraint = plan.event, plan.noise, plan.constraint
@@ -239,8 +236,11 @@ def train(problem: Problem, plan: PNSGDPlan, random_state: None | int | np.rando
     return TrainingResult(coef=released, certificate=certificate)
 
 
-@keyword_signature(plan, constraint="auto")
-def pnsgd(**arguments: Any) -> TrainingResult:
+def pnsgd(X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | str, delta: float,
+          epsilon: float | None = None, sigma: float | None = None, data_norm: float = 1.0,
+          label_bound: float | None = None, constraint: Constraint | str = "auto", strict: bool = False,
+          noise: str = "gaussian", random_stop: bool = False, step_size: float | str = "auto",
+          random_state: None | int | np.random.Generator = None) -> TrainingResult:
     """Train by one pass of projected noisy SGD and certify the released iterate per record.
 
     :func:`plan`, then :func:`train`, on the validated data.
@@ -275,6 +275,8 @@ def pnsgd(**arguments: Any) -> TrainingResult:
         leak the stopping time that Thm 5 needs hidden).
     data_norm, label_bound : float
         Declared bounds on ‖x‖₂ and |y| (``label_bound`` only for regression losses).
+    strict : bool
+        Refuse rows (targets) beyond their bound with a ``ValueError`` instead of clipping them.
     step_size : float or "auto"
         η > 0; ``"auto"`` is :func:`default_step_size` (with ``epsilon``, evaluated at the noise
         level calibrated for fixed stopping; random stopping then recalibrates at that η).
@@ -290,4 +292,4 @@ def pnsgd(**arguments: Any) -> TrainingResult:
     TrainingResult
         ``coef`` and a certificate whose ``record_profile[t − 1]`` is δ_t at the certified ε.
     """
-    return train_with_keywords("pnsgd", plan, train, arguments)
+    return train_with_keywords("pnsgd", plan, train, locals())

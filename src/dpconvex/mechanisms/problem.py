@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import numbers
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -23,7 +22,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from dpconvex.data.checks import check_privacy_budget, enforce_label_bound, is_dask_collection, norm_bound_scale
+from dpconvex.accounting._checks import check_positive
+from dpconvex.data.checks import (
+    ValidatedRows,
+    check_privacy_budget,
+    check_targets,
+    enforce_label_bound,
+    is_dask_collection,
+    norm_bound_scale,
+)
 from dpconvex.data.checks import (
     check_training_rows as check_training_data,  # its checks, and the row norms of that pass
 )
@@ -63,9 +70,8 @@ class PrivacyTarget:
         check_privacy_budget(1.0 if self.epsilon is None else self.epsilon, self.delta)
         if (self.epsilon is None) == (self.sigma is None):
             raise ValueError("give exactly one of epsilon (target) or sigma (noise level).")
-        sigma = self.sigma
-        if sigma is not None and not (isinstance(sigma, numbers.Real) and np.isfinite(sigma) and sigma > 0):
-            raise ValueError(f"sigma must be finite and > 0; got {sigma!r}.")
+        if self.sigma is not None:
+            check_positive(self.sigma, "sigma")
 
 
 @dataclass(frozen=True)
@@ -113,13 +119,12 @@ class Problem:
     _constants: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        l2 = self.l2_regularization
-        if l2 != "auto" and not (isinstance(l2, numbers.Real) and np.isfinite(l2) and l2 >= 0):
-            raise ValueError(f"l2_regularization must be finite and >= 0; got {l2!r}.")
+        if not (isinstance(self.l2_regularization, str) and self.l2_regularization == "auto"):
+            check_positive(self.l2_regularization, "l2_regularization", zero=True)
 
     @classmethod
     def from_arrays(
-        cls, X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | str, delta: float,
+        cls, X: NDArray | ValidatedRows, y: NDArray, *, loss: Loss, l2_regularization: float | str, delta: float,
         epsilon: float | None = None, sigma: float | None = None, data_norm: float = 1.0,
         label_bound: float | None = None, constraint: Constraint | str = Unconstrained(), strict: bool = False,
         require_smooth: bool = True,
@@ -143,7 +148,9 @@ class Problem:
             (:meth:`~dpconvex.data.dask_data.DaskData.from_array`; a violation names the block and row).
             A :class:`~dpconvex.data.dask_data.DaskData` (``y`` must be None: it holds the labels) is used
             as it is, once it is known to have been validated within ``data_norm`` and
-            ``label_bound`` and, if ``strict``, under ``strict=True``.
+            ``label_bound`` and, if ``strict``, under ``strict=True``.  A
+            :class:`~dpconvex.data.checks.ValidatedRows` (an estimator's features, validated when it
+            checked its input) is not read again: only y is checked.
         loss, l2_regularization, constraint, data_norm, label_bound, strict
             As the attributes of the class.
         delta, epsilon, sigma : float
@@ -182,7 +189,10 @@ class Problem:
 
             data = DaskData.from_array(X, y, data_norm=data_norm, label_bound=targets_bound, strict=strict, loss=loss)
             return _warn_large_delta(dataclasses.replace(problem, data=data))
-        X, y, norms = check_training_data(X, y)  # X as given (float64 is not copied) and its row norms
+        if isinstance(X, ValidatedRows):  # validated by the caller, its norms computed in that pass
+            X, y, norms = X.X, check_targets(y, X.X.shape[0]), X.norms
+        else:
+            X, y, norms = check_training_data(X, y)  # X as given (float64 is not copied) and its row norms
         loss.check_labels(y)
         scale, _ = norm_bound_scale(norms, data_norm, strict=strict)  # the count stays in the warning
         if targets_bound is not None:
@@ -190,6 +200,7 @@ class Problem:
         data = InMemoryData(X, y, scale)  # the rows above data_norm are clipped where they are read
         if scale is not None:  # only the clipped rows' norms change: row_norms of the clipped rows
             over = np.flatnonzero(scale != 1.0)
+            norms = norms.copy()  # the caller's ValidatedRows stay as validated
             norms[over] = row_norms(X.take(over, 0) * scale[over, None])
         data.__dict__["row_norms"] = norms  # the cached_property's slot: row_norms of the clipped rows, computed once
         return _warn_large_delta(dataclasses.replace(problem, data=data))

@@ -18,7 +18,9 @@ from typing import Any
 from dpconvex.mechanisms.auto import auto
 from dpconvex.mechanisms.auto import plan as auto_plan
 from dpconvex.mechanisms.auto import train as auto_train
-from dpconvex.mechanisms.noisy_gd import TrainingResult, noisy_gd
+from dpconvex.mechanisms.backends import METHOD_BACKENDS, NUMPY_ONLY
+from dpconvex.mechanisms.base import Train, TrainingResult
+from dpconvex.mechanisms.noisy_gd import noisy_gd
 from dpconvex.mechanisms.noisy_gd import plan as noisy_gd_plan
 from dpconvex.mechanisms.noisy_gd import train as noisy_gd_train
 from dpconvex.mechanisms.noisy_sgd import noisy_sgd
@@ -30,7 +32,6 @@ from dpconvex.mechanisms.output_perturbation import train as output_perturbation
 from dpconvex.mechanisms.pnsgd import plan as pnsgd_plan
 from dpconvex.mechanisms.pnsgd import pnsgd
 from dpconvex.mechanisms.pnsgd import train as pnsgd_train
-from dpconvex.mechanisms.problem import Problem
 from dpconvex.mechanisms.sco_sgd import plan as sco_plan
 from dpconvex.mechanisms.sco_sgd import sco_noisy_sgd
 from dpconvex.mechanisms.sco_sgd import train as sco_train
@@ -53,7 +54,8 @@ class MechanismSpec:
     plan : callable
         ``plan(problem, **options)``: the resolved, calibrated run, from public quantities only.
     train : callable
-        ``train(problem, plan, random_state)`` → :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
+        ``train(problem, plan, random_state)`` → :class:`~dpconvex.mechanisms.base.TrainingResult`
+        (:class:`~dpconvex.mechanisms.base.Train`).
     options : tuple of str
         The optimiser hyperparameters of the estimators it reads (``step_size``, ``iterations``,
         ``batch_size``, ``epochs``); setting any other one is an error.
@@ -64,9 +66,10 @@ class MechanismSpec:
         minimiser) when the model is unconstrained: needed by pnsgd and sco_noisy_sgd, free for
         noisy_sgd and auto.
     backends : tuple of str
-        The data backends its ``train`` reads: ``"numpy"`` (:class:`~dpconvex.data.in_memory.InMemoryData`)
-        and, for the methods that only need sums of per-example gradients over the full data, a Poisson
-        sample or a slice of a permutation, ``"dask"`` (:class:`~dpconvex.data.dask_data.DaskData`).
+        The data backends its ``train`` reads: its entry of
+        :data:`dpconvex.mechanisms.backends.METHOD_BACKENDS` (``"numpy"``, and ``"dask"`` for the methods
+        that only need sums of per-example gradients over the full data), the table the trainers check
+        their data against (``tests/test_registry.py`` holds the two equal).
     advice : str or None
         For the faithful paper reproductions that are not accurate trainers: one line that
         ``dpconvex train --method`` prints on stderr.
@@ -76,18 +79,16 @@ class MechanismSpec:
     summary: str
     function: Callable[..., TrainingResult]
     plan: Callable[..., Any]
-    train: Callable[[Problem, Any, Any], TrainingResult]
+    train: Train
     options: tuple[str, ...] = ()
     requires_smooth: bool = True
     bounded_domain: bool = False
-    backends: tuple[str, ...] = ("numpy",)
+    backends: tuple[str, ...] = NUMPY_ONLY
     advice: str | None = None
 
 
-#: In memory or on a Dask cluster (``auto`` only for smooth losses: sco_noisy_sgd reads memory).
-_ANY_BACKEND = ("numpy", "dask")
-
-_OUTPUT_PERTURBATION = dict(train=output_perturbation_train, options=("step_size", "batch_size", "epochs"))
+_OUTPUT_PERTURBATION: dict[str, Any] = dict(train=output_perturbation_train,
+                                            options=("step_size", "batch_size", "epochs"))
 
 #: Every method, in the order the estimators, the command line and the documentation list them.
 #: Accuracies of the advice are the logistic task of docs/BENCHMARKS.md (UCI Adult, 5 test folds,
@@ -95,10 +96,11 @@ _OUTPUT_PERTURBATION = dict(train=output_perturbation_train, options=("step_size
 REGISTRY: dict[str, MechanismSpec] = {spec.name: spec for spec in (
     MechanismSpec("noisy_gd", "projected noisy GD, last iterate only, best of the hidden-state and composition bounds "
                   "(Chourasia, Ye, Shokri 2021; Bok et al.)", noisy_gd, noisy_gd_plan, noisy_gd_train,
-                  options=("step_size", "iterations"), backends=_ANY_BACKEND),
+                  options=("step_size", "iterations"), backends=METHOD_BACKENDS["noisy_gd"]),
     MechanismSpec("noisy_sgd", "projected noisy mini-batch SGD (Poisson, shuffled or cyclic batches), best of "
                   "composition and the hidden-state bounds", noisy_sgd, noisy_sgd_plan, noisy_sgd_train,
-                  options=("step_size", "batch_size", "epochs"), bounded_domain=True, backends=_ANY_BACKEND),
+                  options=("step_size", "batch_size", "epochs"), bounded_domain=True,
+                  backends=METHOD_BACKENDS["noisy_sgd"]),
     MechanismSpec("rsgd_ar", "output-perturbed SGD with permuted batches, averaging and restarts (Chen, Lee, Kifer "
                   "2019, Alg. 3)", rsgd_ar, partial(output_perturbation_plan, variant="rsgd_ar"),
                   **_OUTPUT_PERTURBATION),
@@ -122,5 +124,5 @@ REGISTRY: dict[str, MechanismSpec] = {spec.name: spec for spec in (
                          "(46.9-67.2 %, docs/BENCHMARKS.md) -- for a smooth loss use method='auto' for accuracy"),
     MechanismSpec("auto", "the default: noisy SGD configured by a stated utility bound from public quantities, or "
                   "sco_noisy_sgd for a non-smooth loss", auto, auto_plan, auto_train, requires_smooth=False,
-                  bounded_domain=True, backends=_ANY_BACKEND),
+                  bounded_domain=True, backends=METHOD_BACKENDS["auto"]),
 )}

@@ -27,20 +27,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 
 import numpy as np
+from numpy.typing import NDArray
 
 from dpconvex.accounting import private_sco as accountant
 from dpconvex.accounting.rounding import round_up
 from dpconvex.data.checks import make_rng
 from dpconvex.mechanisms._certify import certify
-from dpconvex.mechanisms._keywords import keyword_signature, train_with_keywords
+from dpconvex.mechanisms._keywords import train_with_keywords
 from dpconvex.mechanisms._step_size import require_step_size
-from dpconvex.mechanisms.noisy_gd import TrainingResult, comparator_norm_bound
+from dpconvex.mechanisms.base import RandomState, TrainingResult, resolve_constraint
 from dpconvex.mechanisms.problem import Problem
-from dpconvex.objectives.constraints import Constraint, L2Ball
-from dpconvex.objectives.losses import LossConstants
+from dpconvex.objectives.constraints import Constraint, L2Ball, LpBall
+from dpconvex.objectives.losses import Loss, LossConstants
 from dpconvex.objectives.mirror_maps import POTENTIALS, EuclideanPotential, PNormPotential
 
 __all__ = ["SCOPlan", "sco_noisy_sgd", "plan", "train", "default_step_size"]
@@ -62,21 +63,20 @@ def default_step_size(n: int, diameter: float, lipschitz: float, sigma: float, n
         math.sqrt(n) * (lipschitz + sigma * noise_norm_factor))
 
 
+def _potential_ball(potential: EuclideanPotential | PNormPotential, radius: float) -> Constraint:
+    """The ball of ``radius`` whose Bregman projection ``potential`` implements (L2, or ℓ_p with the potential's p)."""
+    return LpBall(radius, potential.p) if isinstance(potential, PNormPotential) else L2Ball(radius)
+
+
 def _resolve_geometry(potential, problem: Problem):
-    constraint = problem.constraint
     if isinstance(potential, str):
         if potential not in POTENTIALS or potential == "p-norm":
             raise ValueError(f"potential must be 'euclidean' or a PNormPotential(p) instance; got {potential!r}.")
         potential = POTENTIALS[potential]()
     if not isinstance(potential, (EuclideanPotential, PNormPotential)):
         raise ValueError(f"potential must be 'euclidean' or a PNormPotential(p) instance; got {potential!r}.")
-    if constraint == "auto":
-        if not problem.l2 > 0:
-            raise ValueError("constraint='auto' needs l2_regularization > 0 (radius sqrt(2 loss(0)/l2)); "
-                             "otherwise pass a bounded constraint, e.g. L2Ball(radius).")
-        radius = comparator_norm_bound(problem.loss_at_zero(), problem.l2, np.inf)
-        constraint = potential.constraint_type(radius) if potential.constraint_type is L2Ball else \
-            potential.constraint_type(radius, potential.p)
+    # "auto": the ball of radius √(2ℓ(0)/λ) in the potential's geometry; refused at λ = 0 (W must be bounded)
+    constraint = resolve_constraint(problem, ball=partial(_potential_ball, potential))
     if not isinstance(constraint, potential.constraint_type) or getattr(constraint, "p", 2.0) != potential.p:
         raise ValueError(
             f"constraint must be 'auto' or a bounded set matching the potential ({potential.constraint_type.__name__}"
@@ -137,11 +137,11 @@ def plan(problem: Problem, *, step_size: float | str = "auto",
     return SCOPlan(event=event, constraint=constraint, potential=potential, step_size=step_size, constants=constants)
 
 
-def train(problem: Problem, plan: SCOPlan, random_state: None | int | np.random.Generator = None) -> TrainingResult:
+def train(problem: Problem, plan: SCOPlan, random_state: RandomState = None) -> TrainingResult:
     """Run Algorithm 1 as planned on the problem's data and certify the averaged output.
 
     ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`sco_noisy_sgd`; returns the
-    :class:`~dpconvex.mechanisms.noisy_gd.TrainingResult`.
+    :class:`~dpconvex.mechanisms.base.TrainingResult`.
     """
     event, constraint, potential, step_size = plan.event, plan.constraint, plan.potential, plan.step_size
     n, dimension, l2, loss, delta = problem.n, problem.dimension, problem.l2, problem.loss, problem.target.delta
@@ -190,8 +190,11 @@ def train(problem: Problem, plan: SCOPlan, random_state: None | int | np.random.
     return TrainingResult(coef=fresh_sum / fresh_count, certificate=certificate)
 
 
-@keyword_signature(plan, l2_regularization=0.0, constraint="auto")
-def sco_noisy_sgd(**arguments: Any) -> TrainingResult:
+def sco_noisy_sgd(X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | str = 0.0, delta: float,
+                  epsilon: float | None = None, sigma: float | None = None, data_norm: float = 1.0,
+                  label_bound: float | None = None, constraint: Constraint | str = "auto", strict: bool = False,
+                  step_size: float | str = "auto", potential: str | EuclideanPotential | PNormPotential = "euclidean",
+                  random_state: None | int | np.random.Generator = None) -> TrainingResult:
     """Train by Algorithm 1 of Arora, Marinov, Ullah and certify the averaged output.
 
     :func:`plan`, then :func:`train`, on the validated data.
@@ -220,6 +223,8 @@ def sco_noisy_sgd(**arguments: Any) -> TrainingResult:
         unchanged; it only adds λR to the Lipschitz constant the step size uses).
     data_norm, label_bound : float
         Declared bounds on ‖x‖₂ (and |y|, for ``constraint="auto"`` with the absolute error).
+    strict : bool
+        Refuse rows (targets) beyond their bound with a ``ValueError`` instead of clipping them.
     step_size : float or "auto"
         η > 0; ``"auto"`` is :func:`default_step_size` (Thm 6) at the run's σ.
     constraint : L2Ball, LpBall or "auto"
@@ -231,4 +236,4 @@ def sco_noisy_sgd(**arguments: Any) -> TrainingResult:
     random_state : None, int or Generator
         ``None`` (default): OS-seeded noise and sampling — the only choice for a release.
     """
-    return train_with_keywords("sco_noisy_sgd", plan, train, arguments, require_smooth=False)
+    return train_with_keywords("sco_noisy_sgd", plan, train, locals(), require_smooth=False)

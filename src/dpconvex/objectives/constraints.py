@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from dpconvex.accounting._checks import check_positive
+
 __all__ = ["Constraint", "Unconstrained", "L2Ball", "LpBall"]
 
 
@@ -64,8 +66,7 @@ class L2Ball:
     radius: float
 
     def __post_init__(self) -> None:
-        if not (np.isfinite(self.radius) and self.radius > 0):
-            raise ValueError(f"radius must be finite and > 0; got {self.radius!r}.")
+        check_positive(self.radius, "radius")
 
     @property
     def diameter(self) -> float:
@@ -112,8 +113,7 @@ class LpBall:
     p: float
 
     def __post_init__(self) -> None:
-        if not (np.isfinite(self.radius) and self.radius > 0):
-            raise ValueError(f"radius must be finite and > 0; got {self.radius!r}.")
+        check_positive(self.radius, "radius")
         if not (1.0 < self.p <= 2.0):
             raise ValueError(f"p must lie in (1, 2]; got {self.p!r}.")
 

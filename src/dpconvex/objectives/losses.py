@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit
 
+from dpconvex.accounting._checks import check_positive
 from dpconvex.objectives.constraints import Constraint
 
 __all__ = [
@@ -231,8 +232,7 @@ class HuberizedHingeLoss(_MarginLoss):
     name = "huber"
 
     def __init__(self, h: float = 0.5) -> None:
-        if not (np.isfinite(h) and h > 0):
-            raise ValueError(f"h must be finite and > 0; got {h!r}.")
+        check_positive(h, "h")
         self.h = float(h)
         self.curvature = 1.0 / (2.0 * self.h)
 
