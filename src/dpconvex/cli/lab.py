@@ -51,12 +51,12 @@ def _run_reproduce(args: argparse.Namespace) -> dict:
 
 
 def add_bench(sub: argparse._SubParsersAction) -> None:
-    """Register ``dpconvex bench adult|breast_cancer|wine|digits|scale|planning|panel``."""
+    """Register ``dpconvex bench adult|breast_cancer|wine|digits|scale|planning|panel|ledger``."""
     from dpconvex.cli.main import _positive_float, _positive_int
 
     p = sub.add_parser("bench",
                        help="head-to-head benchmark (and, for adult, time vs n), written to docs/BENCHMARKS.md")
-    p.add_argument("dataset", choices=["adult", *BENCH_DATASETS, "scale", "planning", "panel"],
+    p.add_argument("dataset", choices=["adult", *BENCH_DATASETS, "scale", "planning", "panel", "ledger"],
                    help="UCI Adult (every method, peers, timings), a data set bundled with scikit-learn (the "
                         "defaults against non-private, majority and the peers that apply; 20 repeats of 5-fold CV), "
                         "or scale: in-memory NumPy against Dask on 4.9M x 120 rows, and an out-of-core Parquet run "
@@ -65,7 +65,9 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
                         "choose them, --repeats timed fits per epsilon, default 3), or panel: the default estimators "
                         "on 12 tables (scikit-learn's, statsmodels' with pip install \"dpconvex[bench]\", Adult, a "
                         "generated 1M-row table) against peers and references, a verdict per table and epsilon "
-                        "(--tables to choose them; --quick: two small tables and a 20,000-row generated table)")
+                        "(--tables to choose them; --quick: two small tables and a 20,000-row generated table), or "
+                        "ledger: ten releases of the default and of noisy GD at epsilon 0.1 on Adult, their total by "
+                        "the privacy ledger against diffprivlib's composition formulas and dp-accounting")
     p.add_argument("--task", default="all", choices=["all", *BENCH_TASKS],
                    help="logistic regression, huberised SVM, or both")
     p.add_argument("--quick", action="store_true",
@@ -134,6 +136,15 @@ def _run_bench(args: argparse.Namespace) -> dict:
         from dpconvex_lab.bench_panel import run_panel
 
         return run_panel(args.tables, args.epsilons, out=args.out, seed=args.seed, quick=args.quick)
+    if args.dataset == "ledger":
+        refused = {**_ADULT_ONLY, "task": "all", "repeats": None, "epsilons": None, "quick": False}
+        given = [f"--{name.replace('_', '-')}" for name, default in refused.items() if getattr(args, name) != default]
+        if given:
+            raise ValueError(f"{', '.join(given)}: not options of 'bench ledger' (it takes --seed and --out): "
+                             "leave them out.")
+        from dpconvex_lab.bench_ledger import run_ledger
+
+        return run_ledger(out=args.out, seed=args.seed)
     if args.dataset == "planning":
         from dpconvex_lab.bench_planning import EPSILONS, run_planning
 

@@ -1,13 +1,14 @@
 """The ``dpconvex`` command: a thin layer over the public Python API.
 
-Subcommands: ``train`` (:mod:`.cli_train`), ``predict`` (:mod:`.cli_predict`), ``account langevin``,
-``account output-perturbation``, ``account pnsgd``, ``account sco``, ``account noisy-sgd``
-(:mod:`.cli_account`), ``reproduce`` and ``bench`` (:mod:`.cli_experiments`), ``audit`` and
-``soundness`` (:mod:`.cli_audit`).  Run ``dpconvex COMMAND --help`` for the options.
+Subcommands: ``train`` (:mod:`dpconvex.cli.train`), ``predict`` (:mod:`dpconvex.cli.predict`), ``account
+langevin``, ``account output-perturbation``, ``account pnsgd``, ``account sco`` (here), ``account noisy-sgd``
+(:mod:`dpconvex.cli.account`), ``report`` (:mod:`dpconvex.cli.report`), ``reproduce`` and ``bench``
+(:mod:`dpconvex.cli.lab`), ``audit`` and ``soundness`` (:mod:`dpconvex.cli.audit`).  Run ``dpconvex COMMAND
+--help`` for the options.
 
 Only the handler of a subcommand imports what it needs: ``dpconvex --help`` and ``dpconvex account``
 load neither scikit-learn, tqdm and matplotlib nor the estimators, the benchmark or the audit (the
-choices the parsers list come from :mod:`.cli_choices`).
+choices the parsers list come from :mod:`dpconvex.cli.choices`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from dpconvex.cli.audit import add_audit, add_soundness
 from dpconvex.cli.lab import add_bench, add_reproduce
 from dpconvex.cli.output import VersionAction, cli_warnings, print_help_of, use_formatter
 from dpconvex.cli.predict import add_predict
+from dpconvex.cli.report import add_report
 from dpconvex.cli.train import add_train
+from dpconvex.exceptions import BudgetExceededError
 
 __all__ = ["main"]
 
@@ -285,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command")
     parser.set_defaults(handler=print_help_of(parser))  # without a command: this help, exit status 0
-    for add in (add_train, add_predict, _add_account, add_reproduce, add_bench, add_audit, add_soundness):
+    for add in (add_train, add_predict, _add_account, add_report, add_reproduce, add_bench, add_audit, add_soundness):
         add(sub)
     use_formatter(parser)  # every option's default in its --help
     return parser
@@ -294,13 +297,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (2 for invalid input or an unreadable file, with the message on stderr).
 
-    Warnings are shown as ``dpconvex: warning: Category: message`` while it runs (:func:`.cli_output.cli_warnings`).
+    Warnings are shown as ``dpconvex: warning: Category: message`` while it runs
+    (:func:`dpconvex.cli.output.cli_warnings`).
     """
     with cli_warnings():
         args = build_parser().parse_args(argv)
         try:
             payload = args.handler(args)
-        except (ValueError, OSError) as error:
+        except (ValueError, OSError, BudgetExceededError) as error:
             print(f"dpconvex: error: {error}", file=sys.stderr)
             return 2
     if payload:

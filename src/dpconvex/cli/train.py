@@ -77,6 +77,13 @@ def add_train(sub: argparse._SubParsersAction) -> None:
                         "if it exists; read by dpconvex predict, or dpconvex.estimators.model_file.load_model); "
                         "with --csv or "
                         "the embedded data")
+    p.add_argument("--ledger", metavar="FILE",
+                   help="record the release in this privacy ledger (JSON; created if missing) and refuse the fit, "
+                        "exit status 2, when the ledger's budget filter would be exceeded; with --csv or the "
+                        "embedded data")
+    p.add_argument("--budget", type=float, nargs=2, metavar=("EPSILON", "DELTA"),
+                   help="the total budget of a new --ledger FILE (a ledger's budget is fixed when it is created; "
+                        "default: none, the ledger only adds up)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_run_train)
 
@@ -138,6 +145,10 @@ def _run_train(args: argparse.Namespace) -> dict:
         classifiers = ", ".join(model for model in MODELS if model not in REGRESSION_MODELS)
         raise ValueError(f"--parquet trains the classifiers only (--model {classifiers}); to train --model "
                          f"{args.model} (a regressor), give the table as --csv FILE.")
+    if args.parquet and args.ledger is not None:
+        raise ValueError("--ledger applies to --csv and the embedded data; leave it out of a --parquet run.")
+    if args.budget is not None and args.ledger is None:
+        raise ValueError("--budget sets the budget of a new --ledger FILE: give --ledger too.")
     if args.out is not None:
         if args.parquet:
             raise ValueError("--out applies to --csv and the embedded data: a model trained with --parquet is not "
@@ -156,6 +167,20 @@ def _run_train(args: argparse.Namespace) -> dict:
     if args.scheduler:
         raise ValueError("--scheduler applies to --parquet only.")
     return _train_split(args, model_class, regression)
+
+
+def _open_ledger(path: str, budget: list[float] | None):
+    """The ledger in ``path``, or a new one with ``budget`` when the file does not exist (``ValueError`` when a
+    budget is given for an existing ledger: its budget was fixed when it was created)."""
+    import pathlib
+
+    from dpconvex.privacy.ledger import PrivacyLedger
+
+    if pathlib.Path(path).exists():
+        if budget is not None:
+            raise ValueError(f"--budget applies to a new ledger; {path} exists with its own budget.")
+        return PrivacyLedger.from_json(path)
+    return PrivacyLedger(budget=None if budget is None else (budget[0], budget[1]))
 
 
 def _fit(model_class: type, keywords: dict, split) -> tuple:
@@ -187,10 +212,15 @@ def _train_split(args: argparse.Namespace, model_class: type, regression: bool) 
 
     keywords = dict(epsilon=args.epsilon, delta=args.delta, random_state=args.seed,
                     **trainer_keywords(args, model_class))  # an option the model lacks: refused before reading data
+    ledger = _open_ledger(args.ledger, args.budget) if args.ledger is not None else None
+    if ledger is not None:
+        keywords["ledger"] = ledger
     task = "regression" if regression else "classification"
     split = load_train_test(csv=args.csv, target=args.target, positive=args.positive, schema=args.schema,
                             test_size=args.test_size, seed=args.seed, task=task)
-    model, scale, offset, score = _fit(model_class, keywords, split)
+    model, scale, offset, score = _fit(model_class, keywords, split)  # a refused fit raises: the ledger unchanged
+    if ledger is not None:
+        ledger.to_json(args.ledger)
     # the held-out score is a second release, computed without noise
     name = "test_r2" if regression else "test_accuracy"
     certificate = model.privacy_report_.with_notes(HELD_OUT_NOTE.format(score=name))
@@ -207,6 +237,9 @@ def _train_split(args: argparse.Namespace, model_class: type, regression: bool) 
         name: score if score == score else None,
         "epsilon": record["epsilon"], "delta": record["delta"], "theorem": certificate.theorem, "certificate": record,
     })
+    if ledger is not None:
+        payload["ledger"] = args.ledger
+        payload["ledger_releases"] = len(ledger.releases)
     if args.out is not None:
         from dpconvex.estimators.model_file import SEEDED_REASON, save_model
 

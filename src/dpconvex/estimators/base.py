@@ -14,11 +14,14 @@ import warnings
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import assert_all_finite
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpconvex.data.checks import (
+    ValidatedRows,
     check_frame,
+    check_rows,
     enforce_label_bound,
     enforce_norm_bound,
     input_leaks,
@@ -39,11 +42,12 @@ from dpconvex.estimators.dask_fit import (
 from dpconvex.estimators.params import Instance, Interval, Options, validate_params
 from dpconvex.exceptions import PrivacyLeakWarning
 from dpconvex.mechanisms import METHODS, REGISTRY
-from dpconvex.mechanisms._keywords import require_backend
+from dpconvex.mechanisms.backends import require_backend
 from dpconvex.mechanisms.private_mean import compose_with_mean, mean_epsilon, private_mean
 from dpconvex.mechanisms.problem import Problem
 from dpconvex.objectives.constraints import Unconstrained
-from dpconvex.objectives.losses import Loss, row_norms
+from dpconvex.objectives.losses import Loss
+from dpconvex.privacy.ledger import PrivacyLedger
 
 __all__ = ["PRIVATE_MEAN", "DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS",
            "OPTIMISER_OPTIONS", "FIXED_METHOD_L2", "COMMON_CONSTRAINTS", "CLASSES_RULES", "PrivateLinearModel",
@@ -76,6 +80,7 @@ COMMON_CONSTRAINTS = {
     "strict": [Options((True, False))],
     "random_state": [Options((None,)), Interval(0, np.inf, "left", integral=True),
                      Instance((np.random.Generator, np.random.RandomState))],
+    "ledger": [Options((None,)), Instance((PrivacyLedger,))],
 }
 
 #: The classifiers' ``classes``: None (read from y) or a sequence of at least two distinct labels.
@@ -117,11 +122,20 @@ class PrivateLinearModel(BaseEstimator):
         return None
 
     def _validated(self, X, y, **check) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-        """Validate the parameters and the data once: (X as float64, y, the input's own leak reasons).
+        """:meth:`_validated_rows` with the features as an array (a dask array stays one)."""
+        X, y, leaks = self._validated_rows(X, y, **check)
+        return X.X if isinstance(X, ValidatedRows) else X, y, leaks
 
-        With ``y_numeric=True`` (regressors) y comes back as float64.  A dask array or DataFrame X
-        stays a dask array (checked block by block when the mechanism's data are built,
-        :mod:`dpconvex.estimators.dask_fit`), and so does y: its conversion to float runs on the cluster.
+    def _validated_rows(self, X, y, **check) -> tuple[ValidatedRows, np.ndarray, tuple[str, ...]]:
+        """Validate the parameters and the data once: (X's validated rows, y, the input's own leak reasons).
+
+        scikit-learn checks everything but X's finiteness, which the pass that computes the row norms
+        checks (:func:`~dpconvex.data.checks.check_rows`: the norms travel with X to the problem, which
+        reads no row again), raising scikit-learn's own message.  Should scikit-learn refuse the input,
+        its full validation runs again, so that the error is the one it raised first (a non-finite X
+        before a fault of y).  With ``y_numeric=True`` (regressors) y comes back as float64.  A dask
+        array or DataFrame X stays a dask array (checked block by block when the mechanism's data are
+        built, :mod:`dpconvex.estimators.dask_fit`), and so does y: its conversion to float runs on the cluster.
         """
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         leaks = input_leaks(X)  # e.g. a data-dependent PublicSchemaTransformer's output
@@ -138,11 +152,20 @@ class PrivateLinearModel(BaseEstimator):
             y = dask_targets(y, X)
             return X, dask_real_targets(y) if check.get("y_numeric") else y, leaks
         check_frame(X)
-        X, y = validate_data(self, X, y, ensure_min_samples=2, **check)
-        return np.asarray(X, dtype=float), np.asarray(y, dtype=float) if check.get("y_numeric") else y, leaks
+        try:
+            checked, y = validate_data(self, X, y, ensure_min_samples=2, ensure_all_finite=False, **check)
+        except ValueError:
+            with warnings.catch_warnings():  # the first call's warnings were shown
+                warnings.simplefilter("ignore")
+                validate_data(self, X, y, ensure_min_samples=2, **check)
+            raise
+        name = type(self).__name__
+        rows = check_rows(checked, refuse=lambda bad: assert_all_finite(checked[bad], estimator_name=name,
+                                                                        input_name="X"))
+        return rows, np.asarray(y, dtype=float) if check.get("y_numeric") else y, leaks
 
-    def _fit_private(self, X: np.ndarray, y: np.ndarray, loss: Loss, leaks: tuple[str, ...] = ()) -> None:
-        """Train ``loss`` on validated X, y.
+    def _fit_private(self, X: ValidatedRows, y: np.ndarray, loss: Loss, leaks: tuple[str, ...] = ()) -> None:
+        """Train ``loss`` on validated X (its rows, or a dask array), y.
 
         ``leaks`` name data-dependent choices the caller made (each voids the guarantee).
 
@@ -155,7 +178,7 @@ class PrivateLinearModel(BaseEstimator):
         data_norm = self.data_norm
         if data_norm == "from_data":
             # Explicit opt-in: the bound is read from the private data, so no guarantee remains.
-            largest = dask_largest_row_norm(X) if on_cluster else row_norms(X).max()
+            largest = dask_largest_row_norm(X) if on_cluster else X.norms.max()
             data_norm = float(max(largest, np.finfo(float).tiny))
             leaks.append(DATA_NORM_FROM_DATA)
         # Intercept = an extra constant feature equal to data_norm. Clip the original rows to
@@ -177,8 +200,9 @@ class PrivateLinearModel(BaseEstimator):
                                column_names=getattr(self, "feature_names_in_", None), loss=loss)
             y = None
         elif column:
-            X, _ = enforce_norm_bound(X, data_norm, strict=self.strict)  # the count stays in the warning
-            design = np.hstack([X, np.full((n, 1), data_norm)])
+            # the count stays in the warning
+            clipped, _ = enforce_norm_bound(X.X, data_norm, strict=self.strict, norms=X.norms)
+            design = np.hstack([clipped, np.full((n, 1), data_norm)])  # validated again, in its norms' one pass
         else:
             design = X
         l2 = self.l2_regularization
@@ -205,6 +229,11 @@ class PrivateLinearModel(BaseEstimator):
             warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",
                           PrivacyLeakWarning, stacklevel=4)
         result = spec.train(problem, plan, random_state)
+        certificate = result.certificate if mean is None else compose_with_mean(result.certificate, mean)
+        for reason in leaks:
+            certificate = certificate.without_guarantee(reason)
+        if self.ledger is not None and self.ledger.budget is not None:  # before any fitted attribute is set
+            self.ledger.check(certificate)  # BudgetExceededError: a refused fit releases nothing
         # One column per class for a K-class loss (row-major d×K, losses_multiclass); (d + 1) rows with the intercept.
         weights = result.coef.reshape(problem.n_features, -1)
         if weights.shape[1] == 1:
@@ -216,10 +245,9 @@ class PrivateLinearModel(BaseEstimator):
             intercept = intercept + mean.value
         self.intercept_ = float(intercept) if np.ndim(intercept) == 0 else np.asarray(intercept, dtype=float)
         self.l2_regularization_ = float(result.certificate.assumptions.get("l2_regularization", l2))
-        certificate = result.certificate if mean is None else compose_with_mean(result.certificate, mean)
-        for reason in leaks:
-            certificate = certificate.without_guarantee(reason)
         self.privacy_report_ = certificate
+        if self.ledger is not None:
+            self.ledger.record(certificate, f"{type(self).__name__} fit {len(self.ledger.releases) + 1}")
 
     def _decision(self, X) -> np.ndarray:
         check_is_fitted(self)
@@ -244,7 +272,7 @@ class PrivateClassifier(ClassifierMixin, PrivateLinearModel):
 
     def fit(self, X, y):
         """Fit on X (n, d) and labels y (any hashable, sortable type; two or more classes); returns self."""
-        X, y, leaks = self._validated(X, y)
+        X, y, leaks = self._validated_rows(X, y)
         if is_dask_collection(y):
             self.classes_, from_y = dask_label_set(y, None if self.classes is None else self._declared_classes())
             read = (self._labels_read(self.classes_),) if from_y else ()

@@ -136,6 +136,18 @@ class PrivacyCertificate:
         """Serialise :meth:`to_dict` to a JSON string."""
         return json.dumps(self.to_dict(), **kwargs)
 
+    def to_html(self) -> str:
+        """A self-contained HTML page a person reads (:func:`dpconvex.privacy.report.certificate_page`).
+
+        The guarantee in one sentence, the ε(δ) and trade-off curves drawn, the theorem and its
+        conditions, and what the composition baseline would have given.  ``dpconvex report FILE``
+        writes the same page from a saved certificate or model file.
+        """
+        # The report module builds on this one and loads SciPy and dp-accounting: imported when a page is asked for.
+        from dpconvex.privacy.report import certificate_page
+
+        return certificate_page(self)
+
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> PrivacyCertificate:
         """The certificate :meth:`to_dict` wrote: ``PrivacyCertificate.from_dict(c.to_dict()) == c``.

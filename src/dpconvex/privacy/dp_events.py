@@ -69,7 +69,8 @@ from dpconvex.accounting.composition import poisson_replace_one_rdp, zcdp_rho
 from dpconvex.accounting.rdp import CONVERSIONS, DEFAULT_ORDERS
 from dpconvex.privacy.certificate import PrivacyCertificate
 
-__all__ = ["GDP_CONVERSIONS", "KINDS", "LINEAR_RDP_BOUNDS", "PrivacyCurve", "certificate_curve", "to_dp_event"]
+__all__ = ["GDP_CONVERSIONS", "KINDS", "LINEAR_RDP_BOUNDS", "PLD_INTERVAL", "PrivacyCurve", "certificate_curve",
+           "pld_epsilon", "to_dp_event"]
 
 #: The kinds of :class:`PrivacyCurve`.
 KINDS = ("gdp", "poisson", "zcdp", "pair")
@@ -256,3 +257,61 @@ def to_dp_event(release: PrivacyCertificate | PrivacyCurve, neighboring_relation
                      f"({curve.epsilon!r}, {curve.delta!r}): "
                      "dp-accounting has no event for a bare pair; compose it by basic composition "
                      "(dpconvex.privacy.ledger.PrivacyLedger).")
+
+
+#: The value discretisation of :func:`pld_epsilon` (dp-accounting's default; pessimistic rounding).
+PLD_INTERVAL = 1e-4
+
+
+def pld_epsilon(curves: list[PrivacyCurve], delta: float) -> float | None:
+    """ε at ``delta`` of the composition of ``curves`` by their privacy-loss distributions (dp-accounting).
+
+    Each curve's PLD under replace-one: GDP μ as the Gaussian N(0, 1/μ²) against N(1, 1/μ²), which is
+    exactly μ-GDP; a Poisson run as dp-accounting's ``from_gaussian_mechanism(z, sampling_prob=q,
+    neighboring_relation=REPLACE_ONE)`` self-composed T times (the pair its certificate's PLD was built
+    from); a pair by ``from_privacy_parameters`` (its exact (ε, δ) privacy-loss distribution, Meiser and
+    Mohammadi 2018, as dp-accounting builds it).  The PLDs are convolved (Koskela, Jälkö, Honkela 2020,
+    arXiv:1906.03049; Sommer, Meiser, Mohammadi 2019): exact for a fixed sequence of mechanisms, each
+    chosen with its parameters before the first release, up to the pessimistic discretisation
+    :data:`PLD_INTERVAL`.
+
+    Parameters
+    ----------
+    curves : list of PrivacyCurve
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    float or None
+        ``None`` when a curve has no PLD here: ``"zcdp"``, a void pair (ε = ∞), or a pair whose ε is too
+        large for dp-accounting to represent (e^ε overflows).
+    """
+    from dp_accounting import NeighboringRelation
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    composed = None
+    # in one canonical order: a convolution's rounding depends on the order, a ledger's total must not
+    for curve in sorted(curves, key=lambda c: (c.kind, *(v or 0.0 for v in (c.mu, c.rate, c.noise_multiplier,
+                                                                            c.steps, c.epsilon, c.delta)))):
+        if curve.kind == "zcdp":
+            return None
+        if curve.kind == "gdp":
+            if curve.mu == 0.0:
+                continue
+            part = pld.from_gaussian_mechanism(1.0 / curve.mu, value_discretization_interval=PLD_INTERVAL)
+        elif curve.kind == "poisson":
+            part = pld.from_gaussian_mechanism(curve.noise_multiplier, sampling_prob=curve.rate,
+                                               neighboring_relation=NeighboringRelation.REPLACE_ONE,
+                                               value_discretization_interval=PLD_INTERVAL).self_compose(curve.steps)
+        elif not math.isfinite(curve.epsilon):
+            return None
+        else:
+            try:
+                part = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(curve.epsilon, curve.delta),
+                                                   value_discretization_interval=PLD_INTERVAL)
+            except OverflowError:
+                return None
+        composed = part if composed is None else composed.compose(part)
+    return 0.0 if composed is None else max(0.0, float(composed.get_epsilon_for_delta(delta)))
