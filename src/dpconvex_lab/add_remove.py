@@ -1,4 +1,6 @@
-"""The default's release under add/remove neighbours: a comparison number for DP-SGD as usually reported, NOT a certificate.
+"""The default's release under add/remove neighbours: a comparison number for DP-SGD as usually reported.
+
+NOT a certificate.
 
 dpconvex certifies replace-one neighbours (one record changed, n public).  DP-SGD is usually
 reported under add/remove neighbours (one record added or removed: Abadi et al. 2016,

@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import inspect
 import math
-import numbers
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -39,10 +37,9 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
 from dpconvex.accounting._checks import check_epsilon
-from dpconvex.data.checks import check_privacy_budget, check_training_data, enforce_norm_bound
+from dpconvex.data.checks import check_privacy_budget, enforce_norm_bound
 from dpconvex.objectives.constraints import Unconstrained
 from dpconvex.objectives.losses import LogisticLoss, Loss
-
 from dpconvex_lab.baseline_fit import BaselineFit, BaselineUnavailable, RandomState, check_common
 
 # DP-SGD lives in .dpsgd; re-exported here.

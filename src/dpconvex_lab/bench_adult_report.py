@@ -124,7 +124,8 @@ def _plot_task(task: str, default: pd.DataFrame, out: pathlib.Path) -> pathlib.P
     fig = Figure(figsize=(11, 4.5), dpi=110)
     axes = fig.subplots(1, 2)
     for method, group in default[np.isfinite(default["epsilon"])].groupby("method", sort=False):
-        stats = group.groupby("epsilon").agg(acc=("accuracy", "mean"), sd=("accuracy", "std"), obj=("objective", "mean"))
+        stats = group.groupby("epsilon").agg(acc=("accuracy", "mean"), sd=("accuracy", "std"),
+                                             obj=("objective", "mean"))
         if stats["acc"].isna().all():
             continue
         style = "-o" if is_ours(method) else "--s"
@@ -205,6 +206,7 @@ def speed_section(rows: pd.DataFrame) -> list[str]:
     worst = rows.loc[rows["time_ratio"].idxmax()]
     lines += ["", f"**max ratio: {format_ratio(worst['time_ratio'])}** ({worst['task']}, {worst['data']}, "
                   f"ε = {worst['epsilon']:g}); per task: "
-              + ", ".join(f"{task} {format_ratio(g['time_ratio'].max())}" for task, g in rows.groupby("task", sort=False))
+              + ", ".join(f"{task} {format_ratio(g['time_ratio'].max())}"
+                          for task, g in rows.groupby("task", sort=False))
               + ".", ""]
     return lines

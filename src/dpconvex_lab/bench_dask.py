@@ -1,4 +1,6 @@
-"""Micro-benchmark: time per gradient sum, in-memory NumPy against DaskData on a LocalCluster (the Dask back end's cost).
+"""Micro-benchmark: time per gradient sum, in-memory NumPy against DaskData on a LocalCluster.
+
+The Dask back end's cost.
 
 Not a unit test (no timings in tests): run it by hand, ideally on an otherwise idle machine, e.g.
 
@@ -81,7 +83,8 @@ def main() -> None:
     parser.add_argument("--rows-per-block", type=int, default=131_072, help="rows per Dask block (~126 MB at d = 120)")
     parser.add_argument("--repeats", type=int, default=10, help="timed full-data calls")
     parser.add_argument("--batches", type=int, default=200, help="timed Poisson-batch calls")
-    parser.add_argument("--prefetch-steps", type=int, default=50, help="steps per fetch round of the prefetch prototype")
+    parser.add_argument("--prefetch-steps", type=int, default=50,
+                        help="steps per fetch round of the prefetch prototype")
     parser.add_argument("--clip", type=float, default=0.5)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

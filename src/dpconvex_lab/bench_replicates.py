@@ -47,7 +47,8 @@ from dpconvex_lab.bench_scaling import TASKS
 from dpconvex_lab.bench_tuned import GRID_KEYS
 from dpconvex_lab.dpsgd import sgd_ma
 
-__all__ = ["REPLICATES_CSV", "REPLICATE_SEEDS", "DEFAULT_ADD_REMOVE", "ENTRIES", "RELATIONS", "run_replicates", "replicate_summary",
+__all__ = ["REPLICATES_CSV", "REPLICATE_SEEDS", "DEFAULT_ADD_REMOVE", "ENTRIES", "RELATIONS", "run_replicates",
+           "replicate_summary",
            "replicates_section"]
 
 #: File of a task's replicated headline records, beside its bench CSV.

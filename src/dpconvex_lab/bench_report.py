@@ -21,8 +21,6 @@ import numpy as np
 import pandas as pd
 
 from dpconvex_lab.bench_adult_report import (
-    SPEED_TITLE,
-    TIME_RATIO_TITLE,
     scaling_section,
     speed_section,
     task_section,
@@ -44,8 +42,8 @@ from dpconvex_lab.bench_headline import (  # noqa: F401 (re-exported: the report
     headline,
     tuned_best,
 )
-from dpconvex_lab.bench_markdown import replace_section, with_csv_section  # noqa: F401 (re-exported)
 from dpconvex_lab.bench_ledger import with_ledger_section
+from dpconvex_lab.bench_markdown import replace_section, with_csv_section  # noqa: F401 (re-exported)
 from dpconvex_lab.bench_panel import with_panel_section
 from dpconvex_lab.bench_planning import with_planning_section
 from dpconvex_lab.bench_replicates import REPLICATES_CSV, replicates_section

@@ -81,6 +81,11 @@ def _reset_peak() -> None:
         pass
 
 
+def _rate(value: float) -> str:
+    """A rows-per-second cell: three significant digits, empty when not measured."""
+    return format(value, ".3g") if np.isfinite(value) else ""
+
+
 def _blocks(rows: int, per_block: int) -> list[int]:
     return [min(per_block, rows - start) for start in range(0, rows, per_block)]
 
@@ -125,7 +130,7 @@ def _in_memory_against_dask(rows: int, features: int, per_block: int, passes: in
                                         epsilon=1.0, data_norm=1.0).data
         generate = time.perf_counter() - start
         times: dict[str, list[float]] = {key: [] for key in ("numpy pass", "dask pass", "numpy step", "dask step")}
-        for name, data in (("numpy", in_memory), ("dask", on_cluster)):  # warm-up (row norms, placement)
+        for _, data in (("numpy", in_memory), ("dask", on_cluster)):  # warm-up (row norms, placement)
             data.gradient_sum(loss, w, CLIP, batches[0])
         for repeat in range(max(passes, steps)):
             for name, data in (("numpy", in_memory), ("dask", on_cluster)):
@@ -146,8 +151,10 @@ def _in_memory_against_dask(rows: int, features: int, per_block: int, passes: in
         rows_out.append({
             "part": "in memory vs dask", "backend": name, "rows": rows, "features": features,
             "blocks": len(sizes), "setup_s": setup,
-            "pass_s": statistics.median(times[f"{key} pass"]), "pass_rows_per_s": rows / statistics.median(times[f"{key} pass"]),
-            "step_s": statistics.median(times[f"{key} step"]), "step_rows_per_s": batch / statistics.median(times[f"{key} step"]),
+            "pass_s": statistics.median(times[f"{key} pass"]),
+            "pass_rows_per_s": rows / statistics.median(times[f"{key} pass"]),
+            "step_s": statistics.median(times[f"{key} step"]),
+            "step_rows_per_s": batch / statistics.median(times[f"{key} step"]),
             "client_peak_mb": peak, "worker_peak_mb": max(worker_peaks) if key == "dask" else float("nan"),
             "block_mb": per_block * (features + 2) * 8 / 2**20,
         })
@@ -289,7 +296,7 @@ def scale_section(frame: pd.DataFrame) -> list[str]:
         lines.append(f"| {row['part']} | {row['backend']} | {int(row['rows']):,} × {int(row['features'])} | "
                      f"{int(row['blocks'])} | {row['setup_s']:.0f} | {row['pass_s']:.2f} | "
                      f"{row['pass_rows_per_s']:.3g} | {'' if not np.isfinite(step) else f'{1000 * step:.1f}'} | "
-                     f"{'' if not np.isfinite(row.get('step_rows_per_s', float('nan'))) else format(row['step_rows_per_s'], '.3g')} | "
+                     f"{_rate(row.get('step_rows_per_s', float('nan')))} | "
                      f"{row['client_peak_mb']:.0f} | "
                      f"{'' if not np.isfinite(row['worker_peak_mb']) else format(row['worker_peak_mb'], '.0f')} | "
                      f"{row['block_mb']:.0f} |")

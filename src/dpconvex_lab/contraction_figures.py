@@ -128,7 +128,9 @@ def _crossover(contraction: NDArray[np.float64], baseline: NDArray[np.float64]) 
     if not better.any():
         return "never below the RDP curve on [0, 3]"
     first_worse = float(_EPSILONS[np.argmin(better)])
-    return f"below the RDP curve up to eps = {first_worse:g}" if better[0] else f"first below at eps = {float(_EPSILONS[np.argmax(better)]):g}"
+    if better[0]:
+        return f"below the RDP curve up to eps = {first_worse:g}"
+    return f"first below at eps = {float(_EPSILONS[np.argmax(better)]):g}"
 
 
 def reproduce_contraction(out_dir: str | os.PathLike, n: int = 100) -> tuple[dict[str, pathlib.Path], str]:

@@ -145,7 +145,7 @@ def _clipped_sum_fn(loss: Loss, X: NDArray, y: NDArray, clip_norm: float) -> Cal
 @functools.lru_cache(maxsize=1024)  # one per (ε, q, T), as the replace-one calibration
 def calibrate_sgd_add_remove_pld_noise(epsilon: float, delta: float, sampling_rate: float, steps: int,
                                        rtol: float = 1e-3) -> float:
-    """Smallest noise multiplier z (to relative ``rtol``) whose run is (ε, δ)-DP under add/remove by dp-accounting's PLD.
+    """Smallest noise multiplier z (to relative ``rtol``) whose run is (ε, δ)-DP under add/remove (dp-accounting's PLD).
 
     :func:`dpconvex.accounting.calibration.smallest_noise` on :func:`.add_remove.poisson_add_remove_epsilon`
     from the central-limit estimate of add/remove neighbours (half the replace-one z of

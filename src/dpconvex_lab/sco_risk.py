@@ -95,7 +95,8 @@ def reproduce_sco(
                          "theorem6_bound": float(theorem6_risk_bound(n, epsilon, delta, dimension))})
     csv_path = out / "sco_excess_risk.csv"
     header = list(rows[0])
-    csv_path.write_text("\n".join([",".join(header)] + [",".join(f"{row[k]:.6g}" for k in header) for row in rows]) + "\n")
+    lines = [",".join(header)] + [",".join(f"{row[k]:.6g}" for k in header) for row in rows]
+    csv_path.write_text("\n".join(lines) + "\n")
 
     means = {n: np.mean([r["excess_risk"] for r in rows if r["n"] == n]) for n in sizes}
     valid_up_to = int((8 * math.sqrt(math.log(3 / delta)) / epsilon) ** 2)  # Remark 1: ε̄/√log(3/δ̄) ≤ 8/√n
@@ -104,7 +105,8 @@ def reproduce_sco(
     slope = np.polyfit(np.log(list(sizes)), np.log([max(means[n], 1e-12) for n in sizes]), 1)[0]
     finding = (f"mean excess risk falls from {means[sizes[0]]:.3g} at n = {sizes[0]} to {means[sizes[-1]]:.3g} at "
                f"n = {sizes[-1]} (log-log slope {slope:.2f}; Thm 6 predicts -1/2 once the privacy term is small); "
-               f"the Thm 6 bound is {theorem6_risk_bound(sizes[-1], epsilon, delta, dimension):.3g} at n = {sizes[-1]}, "
+               f"the Thm 6 bound is {theorem6_risk_bound(sizes[-1], epsilon, delta, dimension):.3g} "
+               f"at n = {sizes[-1]}, "
                f"formally valid only for n <= {valid_up_to} at this epsilon")
     return {"png": png_path, "csv": csv_path}, finding
 
