@@ -19,9 +19,9 @@ from typing import TextIO
 
 import pandas as pd
 
-from dpconvex.datasets.encoding import _EXAMPLES, numbers, text_cells
+from dpconvex.datasets.cells import EXAMPLES, numbers, text_cells
 from dpconvex.datasets.labels import check_task
-from dpconvex.datasets.tabular import DEFAULT_MISSING_VALUES, TabularSchema
+from dpconvex.datasets.schema import DEFAULT_MISSING_VALUES, TabularSchema
 from dpconvex.exceptions import DataDependentPreprocessingWarning
 
 __all__ = ["read_csv"]
@@ -135,7 +135,7 @@ def _numeric_lookalike(series: pd.Series, column: str) -> str | None:
     """What to say of a column that failed to parse as numbers but looks numeric, or None.
 
     It looks numeric when some present cell is a number (the others, up to
-    :data:`~dpconvex.datasets.encoding._EXAMPLES` of them, are named: ``'NA'``, ``'?'`` ...), or
+    :data:`~dpconvex.datasets.encoding.EXAMPLES` of them, are named: ``'NA'``, ``'?'`` ...), or
     when every present cell is a number written with a decimal comma (``'1,5'``).
     """
     text, missing = text_cells(series, DEFAULT_MISSING_VALUES)
@@ -144,7 +144,7 @@ def _numeric_lookalike(series: pd.Series, column: str) -> str | None:
         return None
     parsed = pd.to_numeric(present, errors="coerce").notna().to_numpy()
     tokens = sorted(set(present[~parsed]))
-    shown = f"{tokens[:_EXAMPLES]}{' ...' if len(tokens) > _EXAMPLES else ''}"
+    shown = f"{tokens[:EXAMPLES]}{' ...' if len(tokens) > EXAMPLES else ''}"
     comma = pd.to_numeric(present[~parsed].str.replace(",", ".", regex=False), errors="coerce").notna()
     if comma.all() and present[~parsed].str.contains(",", regex=False).all():
         return (f"{column!r} (non-numeric values {shown}, numbers with a decimal comma: write them "
@@ -233,8 +233,8 @@ def _shape_fault(name: str, handle: TextIO, delimiter: str) -> ValueError | None
     if not ragged:
         return None
     line, end, width = ragged[0]
-    more = (f" ({len(ragged)} lines differ from the header: {', '.join(str(at) for at, _, _ in ragged[:_EXAMPLES])}"
-            f"{' ...' if len(ragged) > _EXAMPLES else ''})" if len(ragged) > 1 else "")
+    more = (f" ({len(ragged)} lines differ from the header: {', '.join(str(at) for at, _, _ in ragged[:EXAMPLES])}"
+            f"{' ...' if len(ragged) > EXAMPLES else ''})" if len(ragged) > 1 else "")
     fix = (f"most likely a field holds the delimiter {delimiter!r} without quotes: quote it (\"Smith{delimiter} J.\"), "
            "or remove the extra fields" if width > len(header) else
            "give every record one field per column (an empty field is a missing value), or remove the line")

@@ -3,8 +3,8 @@
 One code path: :func:`~dpconvex.datasets.tabular.preprocess` (hence ``load_adult`` and
 ``dpconvex train --csv``) and :class:`~dpconvex.estimators.preprocessing.PublicSchemaTransformer` both call
 :func:`encode`, and :func:`~dpconvex.datasets.csv_reader.read_csv` parses cells with the same
-:func:`text_cells` / :func:`numbers`; the label map of the target column is
-:mod:`dpconvex.datasets.labels` (:func:`~dpconvex.datasets.labels.encode_labels`). Every output row
+:func:`~dpconvex.datasets.cells.text_cells` / :func:`~dpconvex.datasets.cells.numbers`; the label map of
+the target column is :mod:`dpconvex.datasets.labels` (:func:`~dpconvex.datasets.labels.encode_labels`). Every output row
 depends on its own record and the declared schema only, so the maps cost no privacy.
 """
 
@@ -12,16 +12,24 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from dpconvex.datasets.cells import (  # noqa: F401 (re-exported: this module was their home)
+    EXAMPLES,
+    numbers,
+    outside_note,
+    parse_numbers,
+    require_columns,
+    text_cells,
+)
+from dpconvex.datasets.labels import encode_labels  # noqa: F401 (re-exported: this module was its home)
 from dpconvex.exceptions import PrivacyLeakWarning
 
 if TYPE_CHECKING:
-    from dpconvex.datasets.tabular import TabularSchema
+    from dpconvex.datasets.schema import TabularSchema
 
 __all__ = ["OTHER_SLOT", "MISSING_INDICATOR", "encode", "feature_names", "numbers", "outside_note", "parse_numbers",
            "require_columns", "text_cells"]
@@ -31,137 +39,6 @@ OTHER_SLOT = "<missing/other>"
 
 #: Suffix of the indicator feature ``"column=<missing>"`` of a numerical column with a declared fill.
 MISSING_INDICATOR = "<missing>"
-
-_EXAMPLES = 5  # how many offending values an error message lists
-
-
-def require_columns(frame: pd.DataFrame, columns: Sequence[str]) -> None:
-    """Raise ValueError naming the ``columns`` absent from ``frame``.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        The data.
-    columns : sequence of str
-        The columns it must contain.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    ValueError
-        Listing every column of ``columns`` that ``frame`` lacks.
-    """
-    missing = [column for column in columns if column not in frame.columns]
-    if missing:
-        raise ValueError(f"data frame is missing columns: {missing}")
-
-
-def text_cells(series: pd.Series, missing_values: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Whitespace-stripped text of every cell, and where a cell is missing.
-
-    A cell is missing when it is NaN/None, or when its stripped text is one of
-    ``missing_values`` (compared with the cell's text, e.g. ``""`` for an empty CSV cell).
-
-    Parameters
-    ----------
-    series : pandas.Series
-        One column.
-    missing_values : sequence of str
-        Cell texts that mean missing (the schema's ``missing_values``).
-
-    Returns
-    -------
-    text : numpy.ndarray of str (object)
-        ``str(cell).strip()`` of every cell (a float cell keeps its float text, ``"1.0"``; a
-        categorical column reads it as ``"1"`` when ``"1.0"`` is not declared, see :func:`encode`).
-    missing : numpy.ndarray of bool
-    """
-    text = np.array([str(value).strip() for value in series], dtype=object)
-    missing = series.isna().to_numpy(dtype=bool)
-    if missing_values:
-        missing = missing | np.isin(text, list(missing_values))
-    return text, missing
-
-
-def parse_numbers(series: pd.Series, missing_values: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The parser of numeric cells: float values, where a cell is missing, and the texts that are not numbers.
-
-    Parameters
-    ----------
-    series : pandas.Series
-        One column: numbers, or texts of numbers (a numeric dtype is taken as it is).
-    missing_values : sequence of str
-        Cell texts that mean missing (see :func:`text_cells`).
-
-    Returns
-    -------
-    values : numpy.ndarray of float64, shape (len(series),)
-        NaN where a cell is missing or not a number.
-    missing : numpy.ndarray of bool, shape (len(series),)
-    non_numeric : numpy.ndarray of str (object)
-        The text of every present cell that is not a number, in row order.
-    """
-    if pd.api.types.is_numeric_dtype(series):
-        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
-        return values, np.isnan(values), np.array([], dtype=object)
-    text, missing = text_cells(series, missing_values)
-    values = np.full(len(text), np.nan)
-    values[~missing] = pd.to_numeric(pd.Series(text[~missing], dtype=object), errors="coerce")
-    return values, missing, text[np.isnan(values) & ~missing]
-
-
-def numbers(series: pd.Series, column: str, missing_values: Sequence[str]) -> np.ndarray:
-    """Float values of a numerical column, NaN where a cell is missing (see :func:`parse_numbers`).
-
-    Parameters
-    ----------
-    series : pandas.Series
-        One column: numbers, or texts of numbers (a numeric dtype is taken as it is).
-    column : str
-        The column's name, for the message.
-    missing_values : sequence of str
-        Cell texts that mean missing.
-
-    Returns
-    -------
-    numpy.ndarray of float64, shape (len(series),)
-
-    Raises
-    ------
-    ValueError
-        Naming the column and some of its non-numeric values.
-    """
-    values, _, non_numeric = parse_numbers(series, missing_values)
-    if non_numeric.size:
-        raise ValueError(
-            f"numerical column {column!r} has {non_numeric.size} non-numeric values "
-            f"(e.g. {sorted(set(non_numeric))[:_EXAMPLES]}); correct them, declare the column "
-            "categorical, or list such markers in the schema's missing_values"
-        )
-    return values
-
-
-def outside_note(column: str, count: int, bounds: tuple[float, float]) -> str:
-    """How a clipping warning names one column: ``"column 'age': 2 outside [17, 90]"``.
-
-    Parameters
-    ----------
-    column : str
-        The clipped column.
-    count : int
-        How many of its values lay outside ``bounds``.
-    bounds : tuple of float
-        The declared ``(lower, upper)``.
-
-    Returns
-    -------
-    str
-    """
-    return f"column {column!r}: {count} outside [{bounds[0]:.10g}, {bounds[1]:.10g}]"
-
 
 def feature_names(schema: TabularSchema) -> list[str]:
     """Names of the columns of :func:`encode`'s output, i.e. of ``preprocess``'s ``X``.
@@ -244,7 +121,7 @@ def encode(frame: pd.DataFrame, schema: TabularSchema, row_norm: float = 1.0) ->
     for column, cats in schema.categorical.items():
         codes, undeclared = _category_codes(frame[column], column, cats, schema)
         if undeclared:
-            others[column], examples[column] = len(undeclared), sorted(set(undeclared))[:_EXAMPLES]
+            others[column], examples[column] = len(undeclared), sorted(set(undeclared))[:EXAMPLES]
         block = np.zeros((n, len(cats) + schema.other_slot))
         block[np.arange(n), codes] = 1.0
         blocks.append(block)
@@ -257,7 +134,7 @@ def encode(frame: pd.DataFrame, schema: TabularSchema, row_norm: float = 1.0) ->
         warnings.warn(
             f"{sum(others.values())} categorical values were not among the declared categories "
             f"and went to their column's {OTHER_SLOT} feature (per column: {others}; values, up to "
-            f"{_EXAMPLES} per column: {examples}); declare "
+            f"{EXAMPLES} per column: {examples}); declare "
             "them in the schema to give them features of their own",
             PrivacyLeakWarning,
             stacklevel=3,
@@ -306,19 +183,7 @@ def _category_codes(
     if undeclared.any():
         raise ValueError(
             f"categorical column {column!r} has values not declared in the schema: "
-            f"{sorted(set(text[undeclared]))[:_EXAMPLES]}; add them to the schema's category "
+            f"{sorted(set(text[undeclared]))[:EXAMPLES]}; add them to the schema's category "
             f"list, or set other_slot=True to send them to a '{column}={OTHER_SLOT}' feature"
         )
     return codes, []
-
-
-def __getattr__(name: str) -> Any:
-    """``encode_labels``, which moved to :mod:`dpconvex.datasets.labels`, stays importable from here (PEP 562).
-
-    Imported on access: :mod:`~dpconvex.datasets.labels` imports this module.
-    """
-    if name == "encode_labels":
-        from dpconvex.datasets.labels import encode_labels
-
-        return encode_labels
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

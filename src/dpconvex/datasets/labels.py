@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from dpconvex.datasets.encoding import _EXAMPLES, outside_note, parse_numbers, text_cells
+from dpconvex.datasets.cells import EXAMPLES, outside_note, parse_numbers, text_cells
 from dpconvex.exceptions import PrivacyLeakWarning
 
 if TYPE_CHECKING:
-    from dpconvex.datasets.tabular import TabularSchema
+    from dpconvex.datasets.schema import TabularSchema
 
 __all__ = ["MAX_INFERRED_CLASSES", "TASKS", "check_task", "encode_labels", "infer_labels", "label_declaration",
            "label_texts", "target_values"]
@@ -37,10 +37,10 @@ MAX_INFERRED_CLASSES = 20
 def _refuse_missing(series: pd.Series, column: str, missing: np.ndarray) -> None:
     """Raise ValueError naming the target column, the count and up to 5 row labels of its missing cells."""
     if missing.any():
-        rows = list(series.index[missing][:_EXAMPLES])
+        rows = list(series.index[missing][:EXAMPLES])
         raise ValueError(
             f"target column {column!r} has {int(missing.sum())} missing values (rows with index "
-            f"{rows}{', ...' if missing.sum() > _EXAMPLES else ''}); a record without a label cannot be "
+            f"{rows}{', ...' if missing.sum() > EXAMPLES else ''}); a record without a label cannot be "
             "trained on: remove those rows from the data, or give them a label"
         )
 
@@ -101,7 +101,7 @@ def target_values(series: pd.Series, column: str, missing_values: Sequence[str])
     if non_numeric.size:
         raise ValueError(
             f"target column {column!r} has {non_numeric.size} non-numeric values (e.g. "
-            f"{sorted(set(non_numeric))[:_EXAMPLES]}) but the schema declares target_bounds (a numeric target): "
+            f"{sorted(set(non_numeric))[:EXAMPLES]}) but the schema declares target_bounds (a numeric target): "
             "correct them or remove those rows; for a class label declare classes or positive_label instead"
         )
     return values
@@ -156,7 +156,7 @@ def encode_labels(series: pd.Series, schema: TabularSchema) -> np.ndarray:
         values = sorted(set(text[undeclared]))
         raise ValueError(
             f"target column {column!r} has {int(undeclared.sum())} labels not among the declared classes "
-            f"{list(schema.classes)}: {values[:_EXAMPLES]}{' ...' if len(values) > _EXAMPLES else ''}; declare "
+            f"{list(schema.classes)}: {values[:EXAMPLES]}{' ...' if len(values) > EXAMPLES else ''}; declare "
             "them in the schema's \"classes\", or remove those rows from the data"
         )
     return text

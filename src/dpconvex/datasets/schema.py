@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from dpconvex.datasets._schema_json import check_json_shapes
-from dpconvex.datasets.encoding import feature_names, numbers, require_columns, text_cells
+from dpconvex.datasets.cells import numbers, require_columns, text_cells
+from dpconvex.datasets.encoding import feature_names
 from dpconvex.datasets.labels import infer_labels, label_declaration
 from dpconvex.exceptions import DataDependentPreprocessingWarning
 

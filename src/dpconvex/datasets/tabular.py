@@ -17,12 +17,12 @@ has no differential-privacy guarantee (ε = inf). The feature map itself is
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
-from dpconvex.datasets.encoding import encode, feature_names, require_columns
+from dpconvex.datasets.cells import require_columns
+from dpconvex.datasets.csv_reader import read_csv  # noqa: F401 (re-exported: this module was its home)
+from dpconvex.datasets.encoding import encode, feature_names
 from dpconvex.datasets.labels import encode_labels
 from dpconvex.datasets.schema import DEFAULT_MISSING_VALUES, TabularSchema  # noqa: F401 (the schema's former home)
 
@@ -120,15 +120,3 @@ def preprocess(frame: pd.DataFrame, schema: TabularSchema, *,
         )
     require_columns(frame, [schema.target, *schema.columns])
     return encode(frame, schema), encode_labels(frame[schema.target], schema)
-
-
-def __getattr__(name: str) -> Any:
-    """``read_csv``, which moved to :mod:`dpconvex.datasets.csv_reader`, stays importable from here (PEP 562).
-
-    Imported on access: :mod:`~dpconvex.datasets.csv_reader` imports this module.
-    """
-    if name == "read_csv":
-        from dpconvex.datasets.csv_reader import read_csv
-
-        return read_csv
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,8 +29,9 @@ import numpy as np
 import pandas as pd
 
 from dpconvex import __version__
+from dpconvex.datasets.encoding import encode
 from dpconvex.datasets.tabular import TabularSchema
-from dpconvex.estimators.base import labels_from_scores
+from dpconvex.estimators.base import PrivateLinearModel, labels_from_scores
 from dpconvex.estimators.model_file_checks import FORMAT, FORMAT_VERSION, checked_fields
 from dpconvex.privacy.certificate import PrivacyCertificate
 
@@ -162,8 +163,6 @@ class SavedModel:
             If the model has no schema, a feature column is absent (they are named), or a cell
             cannot be encoded (see :func:`~dpconvex.datasets.encoding.encode`).
         """
-        from dpconvex.datasets.encoding import encode
-
         if self.schema is None:
             raise ValueError("this model was saved without a schema (it was trained on arrays), so it cannot encode "
                              "a data frame; encode the rows as they were for training and call predict(X).")
@@ -222,8 +221,6 @@ def save_model(path: str | os.PathLike[str], estimator: Any, *, schema: TabularS
         is not a finite number (``target_scale`` > 0; 1 and 0 for a classifier), or ``schema``
         encodes another number of features.
     """
-    from dpconvex.estimators.base import PrivateLinearModel
-
     if not isinstance(estimator, PrivateLinearModel) or not hasattr(estimator, "privacy_report_"):
         raise ValueError(f"save_model needs a fitted dpconvex estimator (e.g. PrivateLogisticRegression after fit); "
                          f"got {type(estimator).__name__}: fit it first.")

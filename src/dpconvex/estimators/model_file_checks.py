@@ -8,9 +8,13 @@ import math
 from typing import Any
 
 import numpy as np
+from sklearn.base import ClassifierMixin
 
 from dpconvex.accounting._checks import check_positive
 from dpconvex.datasets.tabular import TabularSchema, feature_names
+from dpconvex.estimators import linear_model as estimators
+from dpconvex.estimators import model_selection
+from dpconvex.estimators.base import PrivateLinearModel
 from dpconvex.privacy.certificate import PrivacyCertificate
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "KEYS", "checked_fields"]
@@ -31,8 +35,18 @@ _LABEL_TYPES = (str, int, float, bool)
 
 def checked_fields(record: Any) -> dict[str, Any]:
     """The fields of the :class:`~dpconvex.estimators.model_file.SavedModel` of a model file's JSON object;
-    ``ValueError``
-    saying what is wrong."""
+    ``ValueError`` saying what is wrong.
+
+    Parameters
+    ----------
+    record : object
+        The parsed JSON.
+
+    Returns
+    -------
+    dict
+        The ``SavedModel``'s keyword arguments.
+    """
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         found = record.get("format") if isinstance(record, dict) else type(record).__name__
         raise ValueError(f"not a dpconvex model file (its \"format\" is {found!r}, not {FORMAT!r}); give a file "
@@ -96,12 +110,6 @@ def checked_fields(record: Any) -> dict[str, Any]:
 
 def _is_classifier(name: str) -> bool:
     """Whether ``name`` is a dpconvex classifier (else a regressor); ``ValueError`` unless it names an estimator."""
-    from sklearn.base import ClassifierMixin
-
-    from dpconvex.estimators import linear_model as estimators
-    from dpconvex.estimators import model_selection
-    from dpconvex.estimators.base import PrivateLinearModel
-
     kind = getattr(estimators, name, None) or getattr(model_selection, name, None)
     if not (isinstance(kind, type) and issubclass(kind, PrivateLinearModel) and not name.startswith("_")):
         raise ValueError(f"\"estimator\" must name a dpconvex estimator (e.g. 'PrivateLogisticRegression'); "

@@ -9,6 +9,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
 from dpconvex.privacy.certificate_text import NO_GUARANTEE, as_html, as_markdown, as_text
+from dpconvex.privacy.report import certificate_page
 
 __all__ = ["NO_GUARANTEE", "PrivacyCertificate"]
 
@@ -143,9 +144,6 @@ class PrivacyCertificate:
         conditions, and what the composition baseline would have given.  ``dpconvex report FILE``
         writes the same page from a saved certificate or model file.
         """
-        # The report module builds on this one and loads SciPy and dp-accounting: imported when a page is asked for.
-        from dpconvex.privacy.report import certificate_page
-
         return certificate_page(self)
 
     @classmethod

@@ -76,7 +76,17 @@ class CertificateView:
 
 def headline(certificate: PrivacyCertificate) -> str:
     """The guarantee in one line: ε, δ, the mechanism and the bound's name, or that there is none (the theorem
-    behind the bound follows on its own line in every view)."""
+    behind the bound follows on its own line in every view).
+
+    Parameters
+    ----------
+    certificate : PrivacyCertificate
+        The certificate to show.
+
+    Returns
+    -------
+    str
+    """
     guarantee = f"({certificate.epsilon:.6g}, {certificate.delta:.3g})-DP — {certificate.mechanism}"
     if math.isinf(certificate.epsilon):
         return f"{guarantee}: {NO_GUARANTEE} (see the notes)"
@@ -89,6 +99,15 @@ def shorten(note: str) -> str:
     Whole up to :data:`LONG_NOTE` characters; a longer note is machine detail: its first sentence if
     that ends within :data:`SHORT_NOTE` characters, else its leading clauses (cut at a comma, semicolon
     or colon outside parentheses) within :data:`SHORT_NOTE` characters and an ellipsis.
+
+    Parameters
+    ----------
+    note : str
+        A certificate note.
+
+    Returns
+    -------
+    str
     """
     if len(note) <= LONG_NOTE:
         return note
@@ -130,7 +149,19 @@ def _record_profile(profile: Sequence[float], verbose: bool) -> tuple[str, ...]:
 
 def certificate_view(certificate: PrivacyCertificate, verbose: bool = False) -> CertificateView:
     """What the views show of ``certificate`` (the module docstring's rule); ``verbose`` keeps every note whole
-    and adds every row's δ."""
+    and adds every row's δ.
+
+    Parameters
+    ----------
+    certificate : PrivacyCertificate
+        The certificate to show.
+    verbose : bool, optional
+        Keep every note whole and add every row's δ.
+
+    Returns
+    -------
+    CertificateView
+    """
     epsilon, baseline = certificate.epsilon, certificate.composition_epsilon
     facts = ()
     if math.isfinite(baseline) and f"{baseline:.6g}" != f"{epsilon:.6g}":
@@ -176,7 +207,19 @@ def _pointed(shown: str, note: str) -> str:
 
 def as_text(certificate: PrivacyCertificate, verbose: bool = False) -> str:
     """Plain text: the headline, then one condition, fact or note a line; ``verbose`` adds the candidate
-    bounds (the certified one marked ``*``), the run's numbers and every note in full."""
+    bounds (the certified one marked ``*``), the run's numbers and every note in full.
+
+    Parameters
+    ----------
+    certificate : PrivacyCertificate
+        The certificate to show.
+    verbose : bool, optional
+        Add the candidate bounds, the run's numbers and every note in full.
+
+    Returns
+    -------
+    str
+    """
     view = certificate_view(certificate, verbose)
     lines = [view.headline, f"  theorem: {view.theorem}", *(f"  condition: {c}" for c in view.conditions),
              *(f"  {fact}" for fact in view.facts)]
@@ -199,7 +242,17 @@ def _markdown(text: str) -> str:
 
 def as_markdown(certificate: PrivacyCertificate) -> str:
     """Markdown (a notebook's ``_repr_markdown_``): the headline in bold, lists of the conditions, facts and
-    (shortened) notes, the candidate bounds as a table, then the run's numbers."""
+    (shortened) notes, the candidate bounds as a table, then the run's numbers.
+
+    Parameters
+    ----------
+    certificate : PrivacyCertificate
+        The certificate to show.
+
+    Returns
+    -------
+    str
+    """
     view = certificate_view(certificate)
     parts = [f"**{_markdown(view.headline)}**", f"Theorem: {_markdown(view.theorem)}", "Conditions:",
              _markdown_list(view.conditions)]
@@ -222,7 +275,17 @@ def _markdown_list(items: Iterable[str]) -> str:
 def as_html(certificate: PrivacyCertificate) -> str:
     """A self-contained HTML fragment (a notebook's ``_repr_html_``): the headline in bold, lists of the
     conditions, facts and notes (a shortened note expands to its full text), and the candidate bounds and the
-    run's numbers in ``<details>`` elements."""
+    run's numbers in ``<details>`` elements.
+
+    Parameters
+    ----------
+    certificate : PrivacyCertificate
+        The certificate to show.
+
+    Returns
+    -------
+    str
+    """
     view = certificate_view(certificate)
     notes = [html.escape(shown) if shown == note else
              f"<details><summary>{html.escape(shown)}</summary>{html.escape(note)}</details>"

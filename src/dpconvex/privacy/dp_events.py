@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -67,7 +67,9 @@ from dpconvex.accounting import gdp
 from dpconvex.accounting import noisy_sgd_bounds as nb
 from dpconvex.accounting.composition import poisson_replace_one_rdp, zcdp_rho
 from dpconvex.accounting.rdp import CONVERSIONS, DEFAULT_ORDERS
-from dpconvex.privacy.certificate import PrivacyCertificate
+
+if TYPE_CHECKING:  # read by attribute only: the report page (which the certificate imports) builds on this module
+    from dpconvex.privacy.certificate import PrivacyCertificate
 
 __all__ = ["GDP_CONVERSIONS", "KINDS", "LINEAR_RDP_BOUNDS", "PLD_INTERVAL", "PrivacyCurve", "certificate_curve",
            "pld_epsilon", "to_dp_event"]
@@ -238,7 +240,7 @@ def to_dp_event(release: PrivacyCertificate | PrivacyCurve, neighboring_relation
     relation = dpa.NeighboringRelation.REPLACE_ONE if neighboring_relation is None else neighboring_relation
     if relation not in (dpa.NeighboringRelation.REPLACE_ONE, dpa.NeighboringRelation.ADD_OR_REMOVE_ONE):
         raise ValueError(f"neighboring_relation must be REPLACE_ONE or ADD_OR_REMOVE_ONE; got {relation!r}.")
-    curve = certificate_curve(release) if isinstance(release, PrivacyCertificate) else release
+    curve = release if isinstance(release, PrivacyCurve) else certificate_curve(release)
     replace = relation == dpa.NeighboringRelation.REPLACE_ONE
     if curve.kind == "gdp":
         if curve.mu == 0.0:

@@ -127,7 +127,14 @@ class Release:
 
 @dataclass(frozen=True)
 class LedgerTotal:
-    """The composed guarantee of a ledger: (ε, δ), the winning method and every candidate's ε."""
+    """The composed guarantee of a ledger: (ε, δ), the winning method and every candidate's ε.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+    method : str
+    candidates : dict of str to float
+    """
 
     epsilon: float
     delta: float
@@ -144,7 +151,17 @@ def _rdp(curve: PrivacyCurve) -> np.ndarray:
 
 
 def compose(curves: list[PrivacyCurve], delta: float) -> LedgerTotal:
-    """The smallest valid ε at ``delta`` of a fixed sequence of releases (module docstring: the candidates)."""
+    """The smallest valid ε at ``delta`` of a fixed sequence of releases (module docstring: the candidates).
+
+    Parameters
+    ----------
+    curves : list of PrivacyCurve
+    delta : float
+
+    Returns
+    -------
+    LedgerTotal
+    """
     pairs = [c for c in curves if c.kind == "pair"]
     others = [c for c in curves if c.kind != "pair"]
     if not curves:

@@ -26,15 +26,18 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtr, ndtri
 
 from dpconvex.accounting import gdp
 from dpconvex.accounting.rdp import DEFAULT_ORDERS, epsilon_from_rdp
-from dpconvex.privacy.certificate import PrivacyCertificate
 from dpconvex.privacy.certificate_text import certificate_view
 from dpconvex.privacy.dp_events import PrivacyCurve, certificate_curve, to_dp_event
+
+if TYPE_CHECKING:  # the certificate module imports this one (for PrivacyCertificate.to_html)
+    from dpconvex.privacy.certificate import PrivacyCertificate
 
 __all__ = ["DELTA_GRID_SIZE", "certificate_page", "epsilon_curve", "ledger_page", "tradeoff_curve"]
 
@@ -101,7 +104,7 @@ def tradeoff_curve(curve: PrivacyCurve, alphas: Sequence[float]) -> np.ndarray:
     """
     alphas = np.asarray(alphas, dtype=float)
     if curve.kind == "gdp":
-        return norm.cdf(norm.ppf(1.0 - alphas) - curve.mu)
+        return ndtr(ndtri(1.0 - alphas) - curve.mu)
     deltas = _delta_grid(curve.delta if curve.delta is not None else 1e-6)
     best = np.zeros_like(alphas)
     for delta, epsilon in zip(deltas, epsilon_curve(curve, deltas)):
