@@ -69,6 +69,27 @@ class PrivacyAccount:
     GDP conversion won); ``candidates`` maps every evaluated bound to the ε it gives at this δ;
     ``skipped`` maps every bound of the accountant that does not apply to the run to its unmet
     conditions (empty for single-bound accountants).
+
+    Attributes
+    ----------
+    epsilon : float
+        Certified ε of the winning bound (rounded up).
+    delta : float
+        The δ the account is for.
+    bound : str
+        Name of the winning bound.
+    theorem : str
+        Its source (paper, arXiv id, result number).
+    assumptions : tuple of str
+        The conditions under which the bound holds (neighbouring relation, release, …).
+    order : float or None
+        RDP order that gave ε, or ``None``.
+    conversion : str
+        How ε was obtained (an RDP conversion's name, or e.g. ``"exact-gdp"``).
+    candidates : dict of str to float
+        Certified ε of every evaluated bound, keyed by name.
+    skipped : dict of str to tuple of str
+        Unmet conditions of every bound that does not apply, keyed by name.
     """
 
     epsilon: float
@@ -196,6 +217,18 @@ def bound_notes(account: PrivacyAccount, omit: Collection[str] = ()) -> list[str
 
     Bounds named in ``omit`` get no note (e.g. one whose condition the caller can never assert).
     Shared by the trainers and command lines whose certificates carry these notes.
+
+    Parameters
+    ----------
+    account : PrivacyAccount
+        A best-of account.
+    omit : collection of str, optional
+        Bound names to leave out.
+
+    Returns
+    -------
+    list of str
+        One note per losing or inapplicable bound: losers first, in ``candidates`` order.
     """
     notes = []
     for name, eps in account.candidates.items():

@@ -33,6 +33,18 @@ def gdp_delta(epsilon: ArrayLike, mu: ArrayLike) -> NDArray[np.float64]:
     erfcx ∈ (0, 1]): no exponential of ε, hence no overflow and no cancellation between ε and
     log Φ(b) at any ε, μ.  ``mu = 0`` gives δ = 0; ``mu = inf`` gives δ = 1.  Vectorised over both
     arguments.
+
+    Parameters
+    ----------
+    epsilon : array_like
+        ε >= 0 (``inf`` allowed).
+    mu : array_like
+        GDP parameter μ >= 0 (``inf`` allowed).
+
+    Returns
+    -------
+    ndarray
+        δ(ε), in [0, 1], broadcast over ``epsilon`` and ``mu``.
     """
     eps = check_nonnegative(epsilon, "epsilon", finite=False)
     mu_arr = check_nonnegative(mu, "mu", finite=False)
@@ -118,7 +130,20 @@ def gdp_mu(epsilon: float, delta: float) -> float:
 
 
 def gdp_rdp(orders: ArrayLike, mu: float) -> NDArray[np.float64]:
-    """RDP curve ``α μ²/2`` implied by μ-GDP (Dong, Roth, Su 2019, arXiv:1905.02383, §2.3)."""
+    """RDP curve ``α μ²/2`` implied by μ-GDP (Dong, Roth, Su 2019, arXiv:1905.02383, §2.3).
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders α.
+    mu : float
+        GDP parameter μ.
+
+    Returns
+    -------
+    ndarray
+        RDP ε at each order.
+    """
     return np.asarray(orders, dtype=float) * float(mu) ** 2 / 2.0
 
 
@@ -127,6 +152,18 @@ def gd_contraction(step_size: float, strong_convexity: float, smoothness: float)
 
     For f m-strongly convex and M-smooth (Bok, Su, Altschuler 2024, arXiv:2403.00278, §4;
     also Asoodeh et al. Lemma 4). ``c < 1`` iff ``m > 0`` and ``0 < η < 2/M``.
+
+    Parameters
+    ----------
+    step_size : float
+        η.
+    strong_convexity, smoothness : float
+        m and M of f.
+
+    Returns
+    -------
+    float
+        c >= 0.
     """
     return max(abs(1.0 - step_size * strong_convexity), abs(1.0 - step_size * smoothness))
 
@@ -160,6 +197,16 @@ def noisy_gd_mu(
         K ≥ 0.
     strong_convexity, smoothness : float
         m > 0 and M ≥ m of the (regularised) per-example loss.
+
+    Returns
+    -------
+    ndarray
+        μ, shaped like ``sigma``.
+
+    Raises
+    ------
+    ValueError
+        If the contraction c is not < 1 (needs m > 0 and 0 < η < 2/M).
 
     Notes
     -----

@@ -111,7 +111,13 @@ def _poisson_rdp(orders: NDArray[np.float64], event: TuningEvent) -> NDArray[np.
 
 @dataclass(frozen=True)
 class TuningBound(best_of.Bound[TuningEvent]):
-    """A bound (:class:`.best_of.Bound`) with the RDP curve it gives the release: ``rdp(orders, event)``."""
+    """A bound (:class:`.best_of.Bound`) with the RDP curve it gives the release: ``rdp(orders, event)``.
+
+    Attributes
+    ----------
+    rdp : callable
+        ``rdp(orders, event)``: the release's RDP ε at each order.
+    """
 
     rdp: Callable[[NDArray[np.float64], TuningEvent], NDArray[np.float64]]
 
@@ -151,7 +157,22 @@ _REGISTRY = best_of.BoundRegistry(BOUNDS, EXCLUDED)
 
 
 def tuning_rdp(event: TuningEvent, bound: str, orders: ArrayLike = DEFAULT_ORDERS) -> NDArray[np.float64]:
-    """The release's RDP at ``event.orders(orders)`` by the named bound (``ValueError`` if it does not apply)."""
+    """The release's RDP at ``event.orders(orders)`` by the named bound (``ValueError`` if it does not apply).
+
+    Parameters
+    ----------
+    event : TuningEvent
+        The tuning run.
+    bound : str
+        Name of a bound in :data:`BOUNDS`.
+    orders : array_like, optional
+        RDP orders (a curve event evaluates at its own orders instead).
+
+    Returns
+    -------
+    ndarray
+        RDP ε at each order of ``event.orders(orders)``.
+    """
     at = event.orders(check_orders(orders))
     return _REGISTRY.require(event, bound).rdp(at, event)
 
@@ -163,6 +184,22 @@ def account(event: TuningEvent, delta: float, *, bound: str = "best",
     Each bound's RDP curve is converted by the "improved" conversion of :mod:`.rdp` at ``delta``,
     minimised over the orders (a curve event's own, else ``orders``); ``candidates`` holds every
     applicable bound's ε and ``skipped`` every other bound's unmet conditions.
+
+    Parameters
+    ----------
+    event : TuningEvent
+        The tuning run.
+    delta : float
+        Target δ, in (0, 1).
+    bound : str, optional
+        ``"best"`` or one bound's name.
+    orders : array_like, optional
+        RDP orders to optimise over.
+
+    Returns
+    -------
+    PrivacyAccount
+        The certified ε (rounded up) with the winning bound and its provenance.
     """
     delta = check_delta(delta)
     at = event.orders(check_orders(orders))

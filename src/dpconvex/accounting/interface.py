@@ -143,7 +143,13 @@ FAMILIES: Mapping[type, Family] = {family.event: family for family in [
 
 
 def event_types() -> tuple[type, ...]:
-    """The event records :func:`account` and :func:`calibrate` accept, in the order of the module's table."""
+    """The event records :func:`account` and :func:`calibrate` accept, in the order of the module's table.
+
+    Returns
+    -------
+    tuple of type
+        The event record classes.
+    """
     return tuple(FAMILIES)
 
 

@@ -45,6 +45,33 @@ def theorem2_rdp(
 
     The caller asserts the c-LSI condition on ``[0, ηK]``; Corollaries 1 and 2 are the two cases in
     which the paper proves it.
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders α > 1.
+    n : int
+        Number of records.
+    sensitivity : float
+        ``S_g``: L2 sensitivity of the *sum* of per-example gradients.
+    sigma : float
+        σ; the per-step noise is √(2η)·N(0, σ² I).
+    step_size : float
+        η.
+    iterations : int
+        K.
+    lsi_constant : float
+        c > 0 of the asserted c-LSI condition.
+
+    Returns
+    -------
+    ndarray
+        RDP ε at each order.
+
+    Raises
+    ------
+    ValueError
+        If ``lsi_constant`` <= 0.
     """
     if lsi_constant <= 0:
         raise ValueError(f"lsi_constant must be > 0; got {lsi_constant!r}.")
@@ -67,6 +94,28 @@ def corollary1_rdp(
     Thm 2 with the LSI constant ``c = λ/(2σ²)`` of Lemma 5, i.e.
     ``ε(α) = α S_g² / (λ σ² n²) · (1 − exp(−λ η K / 2))``.  The caller checks η < 1/β and the
     initial distribution (see :mod:`dpconvex.accounting.noisy_gd`).
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders α > 1.
+    n : int
+        Number of records.
+    sensitivity : float
+        ``S_g``: L2 sensitivity of the *sum* of per-example gradients.
+    sigma : float
+        σ; the per-step noise is √(2η)·N(0, σ² I).
+    step_size : float
+        η.
+    iterations : int
+        K.
+    strong_convexity : float
+        λ > 0.
+
+    Returns
+    -------
+    ndarray
+        RDP ε at each order.
     """
     if strong_convexity <= 0:
         raise ValueError(f"strong_convexity must be > 0 for Corollary 1; got {strong_convexity!r}.")
@@ -86,6 +135,26 @@ def corollary2_rdp(
 
     Thm 2 with ``c = (2 − η)/(2σ²)`` (the Gaussian iterates' variance is ≤ 2σ²/(2 − η)), i.e.
     ``ε(α) = α S_g² / ((2 − η) σ² n²) · (1 − exp(−(2 − η) η K / 2))``.  Requires 0 < η < 1.
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders α > 1.
+    n : int
+        Number of records.
+    sensitivity : float
+        ``S_g``: L2 sensitivity of the *sum* of per-example gradients.
+    sigma : float
+        σ; the per-step noise is √(2η)·N(0, σ² I).
+    step_size : float
+        η.
+    iterations : int
+        K.
+
+    Returns
+    -------
+    ndarray
+        RDP ε at each order.
     """
     if not 0.0 < step_size < 1.0:
         raise ValueError(f"step_size must lie in (0, 1) for Corollary 2; got {step_size!r}.")
@@ -108,6 +177,26 @@ def exact_quadratic_rdp(
     ``ε(α) = α S_g²/(4σ²n²) · (2 − η)(1 − (1−η)^K)/(1 + (1−η)^K)`` (eq. after (70)).  The worst
     pair attains it, so this is the RDP curve of the mechanism, not merely a bound.  Valid for any
     fixed (or data-independent) start and 0 < η < 1 (Thm 3), unconstrained domain.
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders α > 1.
+    n : int
+        Number of records.
+    sensitivity : float
+        ``S_g``: L2 sensitivity of the *sum* of per-example gradients.
+    sigma : float
+        σ; the per-step noise is √(2η)·N(0, σ² I).
+    step_size : float
+        η.
+    iterations : int
+        K.
+
+    Returns
+    -------
+    ndarray
+        RDP ε at each order.
     """
     if not 0.0 < step_size < 1.0:
         raise ValueError(f"step_size must lie in (0, 1) for the exact quadratic bound; got {step_size!r}.")
@@ -131,13 +220,44 @@ def composition_rdp(
     RDP is ``α (η S_g/n)² / (2·2ησ²)``; K steps compose to ``ε(α) = α S_g² η K / (4 n² σ²)``.
     Valid for any loss with finite S_g, any start and any projection: it pays as if every iterate
     were published.
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders α > 1.
+    n : int
+        Number of records.
+    sensitivity : float
+        ``S_g``: L2 sensitivity of the *sum* of per-example gradients.
+    sigma : float
+        σ; the per-step noise is √(2η)·N(0, σ² I).
+    step_size : float
+        η.
+    iterations : int
+        K.
+
+    Returns
+    -------
+    ndarray
+        RDP ε at each order.
     """
     alpha = check_orders(orders)
     return alpha * sensitivity**2 * step_size * iterations / (4.0 * n**2 * sigma**2)
 
 
 def theorem4_step_size(strong_convexity: float, smoothness: float) -> float:
-    """Chourasia et al. Thm 4's step size ``η = λ/(2β²)`` (also Lemma 6's condition η ≤ λ/(2β²))."""
+    """Chourasia et al. Thm 4's step size ``η = λ/(2β²)`` (also Lemma 6's condition η ≤ λ/(2β²)).
+
+    Parameters
+    ----------
+    strong_convexity, smoothness : float
+        λ and β of the loss.
+
+    Returns
+    -------
+    float
+        η.
+    """
     return strong_convexity / (2.0 * smoothness**2)
 
 
@@ -155,6 +275,24 @@ def theorem4_iterations(
     length ``ηK* = log(n² ε² / (4 log(1/δ) d)) / λ`` that makes Lemma 6's optimisation error
     ``e^{−ληK}`` match the noise term.  We return ``K = ⌈ηK*/η⌉`` for the step size actually used,
     which equals the paper's K* at the paper's step size (and is at least 1).
+
+    Parameters
+    ----------
+    n : int
+        Number of records.
+    dimension : int
+        d, the dimension of θ.
+    strong_convexity : float
+        λ > 0.
+    step_size : float
+        η > 0 actually used.
+    epsilon, delta : float
+        Target (ε, δ).
+
+    Returns
+    -------
+    int
+        K >= 1.
     """
     if strong_convexity <= 0:
         raise ValueError(f"strong_convexity must be > 0 for Theorem 4; got {strong_convexity!r}.")

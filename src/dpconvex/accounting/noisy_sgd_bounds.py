@@ -55,7 +55,16 @@ PLD_FINEST_DISCRETIZATION = 1e-6
 
 
 def contraction(step_size: float, strong_convexity: float, smoothness: float) -> float:
-    """``c = max{|1 − ηm|, |1 − ηM|}`` (Bok et al. 2024, arXiv:2403.00278, §4; Asoodeh et al. Lemma 4)."""
+    """``c = max{|1 − ηm|, |1 − ηM|}`` (Bok et al. 2024, arXiv:2403.00278, §4; Asoodeh et al. Lemma 4).
+
+    Parameters
+    ----------
+    step_size, strong_convexity, smoothness : float
+
+    Returns
+    -------
+    float
+    """
     return max(abs(1.0 - step_size * strong_convexity), abs(1.0 - step_size * smoothness))
 
 
@@ -67,6 +76,17 @@ def composition_mu(sensitivity: float, sigma, epochs: int):
     E Gaussian mechanisms is exactly √E·(S_g/σ)-GDP (Dong, Roth, Su 2019, arXiv:1905.02383,
     Cor. 3.3).  Valid for any loss, any projection, any batch order, public or secret: it pays as
     if every iterate were published.  Vectorised over ``sigma``.
+
+    Parameters
+    ----------
+    sensitivity : float
+    sigma : array_like
+        Noise sd of every step.
+    epochs : int
+
+    Returns
+    -------
+    ndarray
     """
     return math.sqrt(int(epochs)) * sensitivity / np.asarray(sigma, dtype=float)
 
@@ -92,7 +112,19 @@ def bok_cgd_factor(c: float, batches: int, epochs: int) -> float:
 
 
 def bok_cgd_mu(sensitivity: float, sigma, c: float, batches: int, epochs: int):
-    """μ-GDP of NoisyCGD: ``(S_g/σ)·bok_cgd_factor(c, l, E)`` (Bok et al. 2024, Thm 4.5). Vectorised over σ."""
+    """μ-GDP of NoisyCGD: ``(S_g/σ)·bok_cgd_factor(c, l, E)`` (Bok et al. 2024, Thm 4.5). Vectorised over σ.
+
+    Parameters
+    ----------
+    sensitivity : float
+    sigma : array_like
+    c : float
+    batches, epochs : int
+
+    Returns
+    -------
+    ndarray
+    """
     return sensitivity / np.asarray(sigma, dtype=float) * bok_cgd_factor(c, batches, epochs)
 
 
@@ -114,6 +146,15 @@ def exact_quadratic_cyclic_factor(contraction_signed: float, batches: int, epoch
     batch is j = l when |a| ≤ 1 (required: c < 1).  Hence μ = (S_g/σ)·|Σ_{k<E} a^{lk}| /
     sqrt(Σ_{i<T} a^{2i}) exactly (the Gaussian-shift computation of Chourasia et al. 2021,
     arXiv:2102.05855, Thm 3 proof, per batch).  The worst pair x_z − x'_z of norm S_g attains it.
+
+    Parameters
+    ----------
+    contraction_signed : float
+    batches, epochs : int
+
+    Returns
+    -------
+    float
     """
     a, l, e = float(contraction_signed), int(batches), int(epochs)
     num = abs(_geometric(a**l, e))
@@ -196,7 +237,19 @@ FULL_BATCH_ROUTE = "exact-gdp of the full-batch steps"
 
 def poisson_route(rate: float, noise_multiplier: float, steps: int, delta: float) -> str:
     """Which of the two bounds of :func:`poisson_pld_epsilon` gave its value: ``PLD_ROUTE`` or
-    ``FULL_BATCH_ROUTE`` (q = 1, or a PLD beyond its caps or above the GDP bound)."""
+    ``FULL_BATCH_ROUTE`` (q = 1, or a PLD beyond its caps or above the GDP bound).
+
+    Parameters
+    ----------
+    rate : float
+    noise_multiplier : float
+    steps : int
+    delta : float
+
+    Returns
+    -------
+    str
+    """
     args = (float(rate), float(noise_multiplier), int(steps))
     if args[0] >= 1.0:
         return FULL_BATCH_ROUTE
@@ -221,7 +274,19 @@ def _pld_epsilon(rate: float, noise_multiplier: float, steps: int, discretizatio
 
 def poisson_pld_delta(rate: float, noise_multiplier: float, steps: int, epsilon: float) -> float:
     """δ(ε) of the same composition (pessimistic, i.e. an upper bound), discretisation ``PLD_DELTA_DISCRETIZATION``;
-    the smaller of that and the full-batch GDP δ(ε; 2√T/z), as in :func:`poisson_pld_epsilon`."""
+    the smaller of that and the full-batch GDP δ(ε; 2√T/z), as in :func:`poisson_pld_epsilon`.
+
+    Parameters
+    ----------
+    rate : float
+    noise_multiplier : float
+    steps : int
+    epsilon : float
+
+    Returns
+    -------
+    float
+    """
     args = (float(rate), float(noise_multiplier), int(steps))
     full_batch = float(gdp.gdp_delta(float(epsilon), _full_batch_mu(*args)))
     if args[0] >= 1.0:
@@ -238,6 +303,17 @@ def poisson_clt_epsilon(rate: float, noise_multiplier: float, steps: int, delta:
 
     An approximation (Bu et al. 2020, Thm 5, shift 2), not a bound: ``inf`` where e^{4/z²}
     overflows, 0 at z = ∞.
+
+    Parameters
+    ----------
+    rate : float
+    noise_multiplier : float
+    steps : int
+    delta : float
+
+    Returns
+    -------
+    float
     """
     exponent = 4.0 / (noise_multiplier * noise_multiplier)
     if exponent > 700.0:
@@ -264,6 +340,16 @@ def poisson_clt_noise_multiplier(rate: float, steps: int, mu: float) -> float:
     :mod:`dpconvex.accounting.noisy_sgd`), so the shift-2 version is used:
     z = 2/√log(1 + μ²/(q²T)).  An approximation, not a bound: it starts the exact calibration and
     ranks ``method="auto"``'s candidates; no certificate uses it.
+
+    Parameters
+    ----------
+    rate : float
+    steps : int
+    mu : float
+
+    Returns
+    -------
+    float
     """
     return float(2.0 / math.sqrt(math.log1p(mu * mu / (rate * rate * steps))))
 

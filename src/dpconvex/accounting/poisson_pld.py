@@ -81,7 +81,22 @@ MAX_INTERVAL = 100.0
 
 
 def replace_one_inverse_privacy_loss(privacy_loss, rate: float, noise_multiplier: float) -> np.ndarray:
-    """Largest x whose privacy loss is at least ``privacy_loss`` (module docstring), vectorised; ``rate`` < 1."""
+    """Largest x whose privacy loss is at least ``privacy_loss`` (module docstring), vectorised; ``rate`` < 1.
+
+    Parameters
+    ----------
+    privacy_loss : array_like
+        Privacy losses ε.
+    rate : float
+        Sampling rate q, in (0, 1).
+    noise_multiplier : float
+        z, the noise sd of the module docstring's pair.
+
+    Returns
+    -------
+    ndarray
+        x(ε), shaped like ``privacy_loss``.
+    """
     eps = np.asarray(privacy_loss, dtype=float)
     half = np.abs(eps) / 2.0
     log_alpha = 0.5 / noise_multiplier**2 + math.log1p(-rate) - math.log(rate)
@@ -104,7 +119,31 @@ def _privacy_loss(rate: float, noise_multiplier: float):
 @lru_cache(maxsize=64)
 def single_step_probabilities(rate: float, noise_multiplier: float,
                               discretization: float) -> tuple[int, np.ndarray, float]:
-    """One step's pessimistic connect-the-dots PMF: (index of the first grid loss, probabilities, mass at +∞)."""
+    """One step's pessimistic connect-the-dots PMF: (index of the first grid loss, probabilities, mass at +∞).
+
+    Parameters
+    ----------
+    rate : float
+        Sampling rate q, in (0, 1).
+    noise_multiplier : float
+        z, the noise sd of the module docstring's pair.
+    discretization : float
+        Grid interval Δ of the losses.
+
+    Returns
+    -------
+    first : int
+        Index i of the first grid loss iΔ.
+    probabilities : ndarray
+        Mass at each grid loss, from the first.
+    infinity : float
+        Mass at +∞.
+
+    Raises
+    ------
+    ValueError
+        If the hockey-stick divergence increases along the grid (numerical failure).
+    """
     loss = _privacy_loss(rate, noise_multiplier)
     bounds = loss.connect_dots_bounds()
     lower = math.floor(bounds.epsilon_lower / discretization)
@@ -134,6 +173,24 @@ def bounded_discretization(rate: float, noise_multiplier: float, steps: int, dis
     Both sizes scale as 1/interval, so each coarsening is by their ratio to the cap (plus 5 %); a
     pessimistic PMF on a coarser grid still dominates the pair (Doroshenko et al. 2022, Alg. 1 holds on
     any grid), so only the tightness changes, never the validity.
+
+    Parameters
+    ----------
+    rate : float
+        Sampling rate q, in (0, 1).
+    noise_multiplier : float
+        z, the noise sd of the module docstring's pair.
+    steps : int
+        T, the number of composed steps.
+    discretization : float
+        Requested grid interval Δ.
+    truncation : float
+        Tail mass τ truncated from the composition.
+
+    Returns
+    -------
+    float
+        The interval to use (>= ``discretization``), or ``inf``.
     """
     bounds = _privacy_loss(rate, noise_multiplier).connect_dots_bounds()
     interval = max(discretization, 1.05 * (bounds.epsilon_upper - bounds.epsilon_lower) / MAX_STEP_BINS)
@@ -147,7 +204,20 @@ def bounded_discretization(rate: float, noise_multiplier: float, steps: int, dis
 
 
 def roundoff_allowance(steps: int, length: int) -> float:
-    """δ added for the round-off of a T-fold FFT composition of length N: 4·T·log2(N)·u (module docstring)."""
+    """δ added for the round-off of a T-fold FFT composition of length N: 4·T·log2(N)·u (module docstring).
+
+    Parameters
+    ----------
+    steps : int
+        T.
+    length : int
+        N, the FFT length.
+
+    Returns
+    -------
+    float
+        The δ allowance.
+    """
     return ROUNDOFF_FACTOR * steps * math.log2(max(length, 2)) * float(np.finfo(float).eps)
 
 
@@ -177,6 +247,29 @@ def poisson_pld(rate: float, noise_multiplier: float, steps: int, discretization
     ``get_delta_for_epsilon`` are dp-accounting's own; its mass at +∞ includes τ and
     :func:`roundoff_allowance`.  q < 1 (at q = 1 the composition is exactly Gaussian:
     :func:`.noisy_sgd_bounds.poisson_pld_epsilon` uses the GDP closed form there).
+
+    Parameters
+    ----------
+    rate : float
+        Sampling rate q, in (0, 1).
+    noise_multiplier : float
+        z, the noise sd of the module docstring's pair.
+    steps : int
+        T >= 1.
+    discretization : float
+        Grid interval Δ of the losses.
+    truncation : float
+        Tail mass τ > 0.
+
+    Returns
+    -------
+    dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+        The composed PLD (see above).
+
+    Raises
+    ------
+    ValueError
+        Unless 0 < ``rate`` < 1, ``steps`` >= 1 and ``truncation`` > 0.
     """
     if not (0.0 < rate < 1.0 and steps >= 1 and truncation > 0.0):
         raise ValueError(f"need 0 < rate < 1, steps >= 1 and truncation > 0; got {rate!r}, {steps!r}, {truncation!r}.")

@@ -250,6 +250,10 @@ def exposure_probability(n: int, released: str = "output") -> float:
         ``"output"``: (⌈n/2⌉ − 1)/n, the record is among the first F − 1 fresh ones (the last fresh
         record's gradient never reaches the average; 0 for n = 2).  ``"trajectory"``: ⌈n/2⌉/n, the
         record is used at all.
+
+    Returns
+    -------
+    float
     """
     if not (float(n).is_integer() and n >= 2):
         raise ValueError(f"n must be an integer >= 2; got {n!r}.")
@@ -260,14 +264,36 @@ def exposure_probability(n: int, released: str = "output") -> float:
 
 
 def single_use_delta(event: SCOEvent, epsilon: float, released: str = "output") -> float:
-    """δ(ε) ≤ p·δ_G(ε; S/σ), p = :func:`exposure_probability` ((⌈n/2⌉ − 1)/n for the output; module note)."""
+    """δ(ε) ≤ p·δ_G(ε; S/σ), p = :func:`exposure_probability` ((⌈n/2⌉ − 1)/n for the output; module note).
+
+    Parameters
+    ----------
+    event : SCOEvent
+    epsilon : float
+    released : {"output", "trajectory"}, optional
+
+    Returns
+    -------
+    float
+    """
     epsilon = check_epsilon(epsilon, zero=True)
     return exposure_probability(event.n, released) * float(gdp_delta(epsilon, event.sensitivity / event.sigma))
 
 
 def single_use_epsilon(event: SCOEvent, delta: float, released: str = "output") -> float:
     """Smallest ε with :func:`single_use_delta` ≤ ``delta`` (0 when δ ≥ the exposure probability p:
-    the record's absence from the release alone suffices; always 0 for the output at n = 2)."""
+    the record's absence from the release alone suffices; always 0 for the output at n = 2).
+
+    Parameters
+    ----------
+    event : SCOEvent
+    delta : float
+    released : {"output", "trajectory"}, optional
+
+    Returns
+    -------
+    float
+    """
     check_delta(delta)
     exposure = exposure_probability(event.n, released)
     if delta >= exposure:
@@ -280,6 +306,16 @@ def uncertified_epsilons(event: SCOEvent, delta: float) -> dict[str, float]:
 
     Not certificates: see the module note ("Why the composition candidates are reported, not
     certified").
+
+    Parameters
+    ----------
+    event : SCOEvent
+    delta : float
+
+    Returns
+    -------
+    dict of str to float
+        ``{"paper": ε, "dp-accounting": ε}``.
     """
     return {"paper": paper_epsilon(event, delta), "dp-accounting": dp_accounting_epsilon(event, delta)}
 
@@ -292,7 +328,17 @@ SINGLE_USE_THEOREM = ("single use: each record enters at most one Gaussian step 
 
 def account_sco(event: SCOEvent, delta: float) -> PrivacyAccount:
     """The certified (ε, δ) of a run: the single-use bound (module note), rounded up by
-    :data:`.rounding.ROUNDING_MARGIN`; composition numbers are not used."""
+    :data:`.rounding.ROUNDING_MARGIN`; composition numbers are not used.
+
+    Parameters
+    ----------
+    event : SCOEvent
+    delta : float
+
+    Returns
+    -------
+    PrivacyAccount
+    """
     epsilon = round_up(single_use_epsilon(event, delta))
     return PrivacyAccount(
         epsilon=epsilon, delta=float(delta), bound="single-use", theorem=SINGLE_USE_THEOREM,
@@ -312,6 +358,18 @@ def calibrate_sco_sigma(n: int, sensitivity: float, epsilon: float, delta: float
     evaluated σ' ≥ σ/(1 + 10⁻¹²) states more.  (The computed ε is itself a search to about 10⁻¹²,
     non-increasing in σ only up to that rounding, so "σ/(1 + 10⁻¹²) states more" holds only to it.)
     Usually 2 to 6 accountant calls.
+
+    Parameters
+    ----------
+    n : int
+    sensitivity : float
+        S = 2L > 0.
+    epsilon, delta : float
+
+    Returns
+    -------
+    float
+        σ.
 
     Raises
     ------

@@ -48,7 +48,18 @@ ROUNDING_MARGIN = 1e-5
 
 
 def round_up(value: float) -> float:
-    """``value`` · (1 + :data:`ROUNDING_MARGIN`), rounded towards +∞; 0, ∞ and nan are returned as they are."""
+    """``value`` · (1 + :data:`ROUNDING_MARGIN`), rounded towards +∞; 0, ∞ and nan are returned as they are.
+
+    Parameters
+    ----------
+    value : float
+        A computed ε (or any non-negative number).
+
+    Returns
+    -------
+    float
+        The certified value.
+    """
     value = float(value)
     if value == 0.0 or not math.isfinite(value):
         return value
@@ -56,7 +67,18 @@ def round_up(value: float) -> float:
 
 
 def round_up_array(values: ArrayLike) -> NDArray[np.float64]:
-    """:func:`round_up` of every entry of ``values``."""
+    """:func:`round_up` of every entry of ``values``.
+
+    Parameters
+    ----------
+    values : array_like
+        Computed values.
+
+    Returns
+    -------
+    ndarray
+        The rounded values, same shape.
+    """
     values = np.asarray(values, dtype=float)
     rounded = np.nextafter(values * (1.0 + ROUNDING_MARGIN), np.inf)
     return np.where((values == 0.0) | ~np.isfinite(values), values, rounded)
@@ -67,6 +89,16 @@ def largest_rounding_within(target: float) -> float:
 
     ``target``/(1 + margin) moved down by two ulps: the product and the upward step of
     :func:`round_up` add at most one ulp each, so the result rounds up to at most ``target``.
+
+    Parameters
+    ----------
+    target : float
+        The certified value to stay within (0, ∞ and nan are returned as they are).
+
+    Returns
+    -------
+    float
+        The computed value.
     """
     target = float(target)
     if target == 0.0 or not math.isfinite(target):

@@ -114,6 +114,12 @@ class SGDSchedule:
     every update of epoch s = 1..T, in order (η₀/s for NSGD, η₀/h with restarts for RSGD-AR, constant
     for OutPert-GD), finite and > 0, at least one epoch.  ``averaging_interval``: τ ≥ 1 (after every
     epoch s with s % τ == 0 the iterate becomes the mean of the last m·τ iterates, eq. 5) or None.
+
+    Attributes
+    ----------
+    batch_sizes : tuple of int
+    epoch_step_sizes : tuple of float
+    averaging_interval : int or None
     """
 
     batch_sizes: tuple[int, ...]
@@ -276,6 +282,15 @@ class OutputPerturbationEvent:
 
     ``permuted``: the records were uniformly permuted once (secretly) before batching, enabling
     the mixture bound (Lemma 3); otherwise only the fixed-order worst case applies.
+
+    Attributes
+    ----------
+    schedule : SGDSchedule
+    smoothness, strong_convexity, gradient_difference : float
+        L, μ and the bound on two records' gradient difference (the paper's 2R).
+    sigma : float
+        Standard deviation of the Gaussian noise added to the output.
+    permuted : bool
     """
 
     schedule: SGDSchedule
@@ -340,6 +355,16 @@ def account_output_perturbation(
     valid for the permuted run too (see the module notes).  ``"mixture"``: :func:`mixture_rdp`
     converted by :func:`.rdp.epsilon_from_rdp` (improved), optimised over ``orders``.
     The smaller ε wins; ``candidates`` records both (``skipped``: mixture, with the reason, if not permuted).
+
+    Parameters
+    ----------
+    event : OutputPerturbationEvent
+    delta : float
+    orders : array_like, optional
+
+    Returns
+    -------
+    PrivacyAccount
     """
     delta, orders, q = check_delta(delta), _vector("orders", orders), event.schedule.probabilities
     return _account(event, event.sensitivities(), q, delta, orders)

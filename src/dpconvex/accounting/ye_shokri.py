@@ -184,7 +184,18 @@ def shuffled_rdp(orders: ArrayLike, noise_multiplier: float, contraction: float,
 
 
 def unmet_conditions(event: NoisySGDEvent) -> list[str]:
-    """Conditions of the authors' code (and of hidden-state accounting) that ``event`` does not meet."""
+    """Conditions of the authors' code (and of hidden-state accounting) that ``event`` does not meet.
+
+    Parameters
+    ----------
+    event : NoisySGDEvent
+        The run.
+
+    Returns
+    -------
+    list of str
+        The unmet conditions (empty if the number applies).
+    """
     unmet = [] if event.batching == "shuffled" else [
         "batching='shuffled' (their shuffle-and-partition; a cyclic order is public and Poisson batches are "
         "not a partition)"]
@@ -208,7 +219,25 @@ def _their_parameters(event: NoisySGDEvent) -> tuple[float, float, int]:
 
 
 def event_rdp(event: NoisySGDEvent, orders: ArrayLike = ORDERS) -> NDArray[np.float64]:
-    """:func:`shuffled_rdp` of a noisy SGD run; ``ValueError`` listing the unmet conditions."""
+    """:func:`shuffled_rdp` of a noisy SGD run; ``ValueError`` listing the unmet conditions.
+
+    Parameters
+    ----------
+    event : NoisySGDEvent
+        The run.
+    orders : array_like, optional
+        RDP orders (default :data:`ORDERS`, the authors' grid).
+
+    Returns
+    -------
+    ndarray
+        ε_K(α) at each order.
+
+    Raises
+    ------
+    ValueError
+        If a condition of :func:`unmet_conditions` fails.
+    """
     noise_multiplier, contraction, batches = _their_parameters(event)
     return shuffled_rdp(orders, noise_multiplier, contraction, batches, event.epochs)
 

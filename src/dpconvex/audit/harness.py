@@ -50,7 +50,17 @@ TV_BISECTIONS = 10
 
 @dataclass(frozen=True)
 class NeighbourPair:
-    """Two data sets differing in one record (replace-one), and the direction the test projects on."""
+    """Two data sets differing in one record (replace-one), and the direction the test projects on.
+
+    Attributes
+    ----------
+    X, y : ndarray
+        The first data set D.
+    X_prime, y_prime : ndarray
+        Its neighbour D'.
+    direction : ndarray
+        The vector the audit statistic projects a release on.
+    """
 
     X: NDArray[np.float64]
     y: NDArray[np.float64]
@@ -73,6 +83,29 @@ class AuditTarget:
     gap E[stat | D'] − E[stat | D] of the audit statistic and its variance (equal on both data
     sets) under the certified noise ``sigma()``.  ``profile_deltas`` is the δ grid of the
     privacy-profile test (:func:`privacy_profile`).
+
+    Attributes
+    ----------
+    name : str
+        The audit's name (a key of :data:`AUDITS` once registered).
+    mechanism : str
+        The key of :data:`dpconvex.mechanisms.MECHANISMS` exercised.
+    description : str
+        What the target runs, in a sentence.
+    make_pair : callable
+        ``make_pair()``: the worst-case :class:`NeighbourPair`.
+    sigma : callable
+        ``sigma()``: the calibrated noise parameter.
+    run : callable
+        ``run(X, y, seed, sigma, delta)``: the real trainer's result.
+    delta : float
+        δ of the certificate audited.
+    exact_law : callable or None
+        ``exact_law(target)``: the expected gap and variance of the statistic, when known.
+    noise_factor : float
+        Scale of the releases' noise (1: honest).
+    profile_deltas : tuple of float
+        The δ grid of the privacy-profile test.
     """
 
     name: str
@@ -97,6 +130,18 @@ def noise_mutant(target: AuditTarget, factor: float = 0.5) -> AuditTarget:
     The mutant's certificate is the honest one (computed with σ) while the output is trained with
     ``factor·σ``: a trainer adding less noise than it claims.  An audit that cannot fail this
     mutant for ``factor = 0.5`` has no power against that bug.
+
+    Parameters
+    ----------
+    target : AuditTarget
+        The honest target.
+    factor : float, default=0.5
+        The noise's scale, in (0, 1).
+
+    Returns
+    -------
+    AuditTarget
+        The mutant (its name suffixed ``[noise x<factor>]``).
     """
     if not 0.0 < factor < 1.0:
         raise ValueError(f"factor must lie in (0, 1); got {factor!r}.")
@@ -114,6 +159,29 @@ class AuditResult:
     ``profile_delta``; ``profile_rates`` are that test's observed (FPR, FNR).  ``passed`` iff
     ``audit_epsilon_lower <= certified_epsilon`` and ``profile_margin <= 0``: a correct mechanism
     fails with probability at most alpha (``confidence`` = 1 − alpha).
+
+    Attributes
+    ----------
+    mechanism : str
+        The audited target's name.
+    runs : int
+        Trainings per data set.
+    delta, certified_epsilon : float
+        The certificate's δ and ε.
+    audit_epsilon_lower : float
+        The lower bound on ε.
+    ratio : float
+        ``audit_epsilon_lower / certified_epsilon``.
+    profile_margin, profile_delta : float
+        The profile test's largest excess and the δ attaining it.
+    profile_rates : tuple of float
+        That test's observed (FPR, FNR).
+    confidence : float
+        1 − alpha.
+    bound : str
+        The bound of the certificate at δ.
+    passed : bool
+        The verdict.
     """
 
     mechanism: str
@@ -139,7 +207,18 @@ AUDITS: dict[str, AuditTarget] = {}
 
 
 def register(target: AuditTarget) -> AuditTarget:
-    """Add ``target`` to :data:`AUDITS` (names are unique)."""
+    """Add ``target`` to :data:`AUDITS` (names are unique).
+
+    Parameters
+    ----------
+    target : AuditTarget
+        The target; a ``ValueError`` if its name is taken.
+
+    Returns
+    -------
+    AuditTarget
+        ``target`` itself (so that ``register`` can wrap a definition).
+    """
     if target.name in AUDITS:
         raise ValueError(f"an audit named {target.name!r} is already registered.")
     AUDITS[target.name] = target
@@ -155,6 +234,11 @@ def privacy_profile(target: AuditTarget) -> tuple[NDArray, NDArray, str]:
     by ``TV_BISECTIONS`` bisection steps in log δ.  The profile describes the released
     mechanism only if the release does not depend on ``delta``; that is checked here (same seed,
     every δ, identical parameters) and a ``ValueError`` is raised otherwise.
+
+    Parameters
+    ----------
+    target : AuditTarget
+        The target whose certificates are read.
 
     Returns
     -------
@@ -235,6 +319,11 @@ def run_audit(
         Seeds of the trainings (audits are experiments: reproducible by design).
     progress : bool
         Show a progress bar.
+
+    Returns
+    -------
+    AuditResult
+        The verdict and the statistics behind it.
     """
     if isinstance(target, str):
         if target not in AUDITS:

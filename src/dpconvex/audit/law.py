@@ -25,7 +25,27 @@ CHI2_TAIL = 1e-6
 
 @dataclass(frozen=True)
 class LawCheckResult:
-    """Empirical versus exact law of the audit statistic."""
+    """Empirical versus exact law of the audit statistic.
+
+    Attributes
+    ----------
+    mechanism : str
+        The target's name.
+    runs : int
+        Trainings per neighbour.
+    expected_gap, observed_gap : float
+        E[stat | D'] − E[stat | D], exact and observed.
+    gap_z : float
+        The z-score of the observed gap.
+    expected_variance : float
+        The exact variance of the statistic.
+    variance_ratios : tuple of float
+        Observed over exact variance, on D and on D'.
+    variance_interval : tuple of float
+        The chi-square acceptance interval of those ratios.
+    passed : bool
+        Whether the gap and both ratios are within their limits.
+    """
 
     mechanism: str
     runs: int
@@ -43,7 +63,21 @@ class LawCheckResult:
 
 
 def run_law_check(target: str | AuditTarget, runs: int = 2000, *, seed: int = 0) -> LawCheckResult:
-    """Run the real trainer ``runs`` times on each neighbour and test mean gap and variance."""
+    """Run the real trainer ``runs`` times on each neighbour and test mean gap and variance.
+
+    Parameters
+    ----------
+    target : str or AuditTarget
+        A name from :data:`~dpconvex.audit.harness.AUDITS` or a target whose ``exact_law`` is known.
+    runs : int, default=2000
+        Trainings per neighbour (≥ 20).
+    seed : int, default=0
+        Seeds the trainings.
+
+    Returns
+    -------
+    LawCheckResult
+    """
     if isinstance(target, str):
         if target not in AUDITS:
             raise ValueError(f"mechanism must be one of {sorted(AUDITS)}; got {target!r}.")

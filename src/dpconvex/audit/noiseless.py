@@ -18,6 +18,11 @@ class NoiselessGenerator(np.random.Generator):
     ``log`` lists ``(method, result)`` for every ``permutation``, ``choice``, ``integers`` and
     ``geometric`` call, in order: the batches (Poisson: as geometric gaps), permutations and
     stopping times of the run.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the PCG64 bit generator.
     """
 
     def __init__(self, seed: int) -> None:

@@ -60,7 +60,21 @@ DISTINCT = 2
 @dataclass(frozen=True)
 class SearchResult:
     """Largest ``observed / assumed`` found for one scenario, with the pair of numbers that gave it
-    (``None`` ratio: the trainer refused the scenario, with its message in ``refusal``)."""
+    (``None`` ratio: the trainer refused the scenario, with its message in ``refusal``).
+
+    Attributes
+    ----------
+    scenario : str
+        The scenario's label.
+    mechanism : str or None
+        The certificate's mechanism (None when refused).
+    ratio : float or None
+        The largest ``observed / assumed``.
+    observed, assumed : float
+        The distance between the two releases and the certificate's bound on it, at that ratio.
+    refusal : str
+        The trainer's message, when it refused.
+    """
 
     scenario: str
     mechanism: str | None
@@ -154,7 +168,23 @@ def _gradient_gap_search(scenario: Scenario, cert: PrivacyCertificate, rng: np.r
 
 def search(scenario: Scenario, *, sizes: tuple[int, ...] | None = None, samples: int = 16, polish: int = 80,
            seed: int = 0) -> SearchResult:
-    """Largest ``observed / assumed`` over neighbouring data sets (noise off), or the trainer's refusal."""
+    """Largest ``observed / assumed`` over neighbouring data sets (noise off), or the trainer's refusal.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The trainer call to probe.
+    sizes : tuple of int, optional
+        Data set sizes to search (default: the method's).
+    samples, polish : int
+        Random starts and local refinement steps of the search.
+    seed : int
+        Seeds the search and the trainings.
+
+    Returns
+    -------
+    SearchResult
+    """
     rng = np.random.default_rng(seed)
     sizes = SIZES_BY_METHOD.get(scenario.method, SIZES) if sizes is None else sizes
     classification = scenario.loss.classification
@@ -198,7 +228,23 @@ def _search_one(arguments: tuple[Scenario, int, int, int]) -> SearchResult:
 
 def sweep(cover: str = "each", *, methods: tuple[str, ...] | None = None, samples: int = 16, polish: int = 80,
           seed: int = 0, workers: int = 1) -> list[SearchResult]:
-    """:func:`search` over every scenario of :func:`scenarios` (``workers`` > 1: in parallel processes)."""
+    """:func:`search` over every scenario of :func:`scenarios` (``workers`` > 1: in parallel processes).
+
+    Parameters
+    ----------
+    cover : {"each", "all"}
+        As in :func:`scenarios`.
+    methods : tuple of str, optional
+        Restrict to these methods.
+    samples, polish, seed : int
+        As in :func:`search`.
+    workers : int
+        Processes to run the searches in.
+
+    Returns
+    -------
+    list of SearchResult
+    """
     jobs = [(scenario, samples, polish, seed) for scenario in scenarios(cover, methods)]
     if workers <= 1:
         return [_search_one(job) for job in jobs]
@@ -209,7 +255,18 @@ def sweep(cover: str = "each", *, methods: tuple[str, ...] | None = None, sample
 
 
 def summary(results: list[SearchResult]) -> dict[str, dict[str, float | int]]:
-    """Per mechanism: scenarios searched, largest ratio observed/certified, and refusals (by method)."""
+    """Per mechanism: scenarios searched, largest ratio observed/certified, and refusals (by method).
+
+    Parameters
+    ----------
+    results : list of SearchResult
+        The searches' results.
+
+    Returns
+    -------
+    dict
+        Method → ``{"accepted": int, "refused": int, "largest_ratio": float}``.
+    """
     table: dict[str, dict[str, float | int]] = {}
     for result in results:
         method = result.scenario.split(" | ")[0]

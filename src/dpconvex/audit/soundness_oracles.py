@@ -51,6 +51,18 @@ def sgd_batches(cert: PrivacyCertificate, log: list) -> list[NDArray]:
     Poisson batching replays the trainer's stream of geometric gaps by the trainer's own rule;
     shuffled and cyclic batching cut the logged permutation (or the identity) into batches of
     ``batch_size``, once per epoch.
+
+    Parameters
+    ----------
+    cert : PrivacyCertificate
+        The run's certificate (its assumptions give n, the batching and the batch size).
+    log : list
+        The :class:`~dpconvex.audit.noiseless.NoiselessGenerator`'s log of the run.
+
+    Returns
+    -------
+    list of ndarray
+        The index array of every step's batch, in order.
     """
     a = cert.assumptions
     n, b = a["n"], a["batch_size"]

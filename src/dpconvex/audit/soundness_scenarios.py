@@ -52,7 +52,13 @@ METHOD_OPTIONS: dict[str, list[dict]] = {
 
 
 def example_constraints() -> list:
-    """One instance of every constraint type of :data:`dpconvex.objectives.constraints.Constraint`, small radius."""
+    """One instance of every constraint type of :data:`dpconvex.objectives.constraints.Constraint`, small radius.
+
+    Returns
+    -------
+    list
+        The instances, built from ``CONSTRAINT_FIELD_VALUES`` (a ``ValueError`` names missing fields).
+    """
     examples = []
     for kind in typing.get_args(constraints_module.Constraint):
         names = [f.name for f in fields(kind)]
@@ -66,7 +72,21 @@ def example_constraints() -> list:
 
 @dataclass(frozen=True)
 class Scenario:
-    """One call of a public trainer: method, loss, constraint, λ and options (noise given, not calibrated)."""
+    """One call of a public trainer: method, loss, constraint, λ and options (noise given, not calibrated).
+
+    Attributes
+    ----------
+    method : str
+        The trainer's name (a key of ``METHODS``).
+    loss_name : str
+        The loss's name.
+    constraint : object
+        A constraint instance or ``"auto"``.
+    l2_regularization : float
+        λ.
+    options : dict
+        The trainer's other keywords.
+    """
 
     method: str
     loss_name: str
@@ -111,6 +131,17 @@ def scenarios(cover: str = "all", methods: tuple[str, ...] | None = None) -> Ite
     ``cover="all"``: the full product.  ``cover="each"``: every method × loss × constraint once, with
     λ and the option set rotating through their values (a covering subset for CI: every mechanism,
     loss, constraint, λ and option set still appears).  ``methods`` restricts the methods (default all).
+
+    Parameters
+    ----------
+    cover : {"all", "each"}
+        The full product or the covering subset.
+    methods : tuple of str, optional
+        The methods to cover.
+
+    Yields
+    ------
+    Scenario
     """
     if cover not in ("all", "each"):
         raise ValueError(f"cover must be 'all' or 'each'; got {cover!r}.")

@@ -77,6 +77,22 @@ def epsilon_lower_bound(
 
     Each error rate gets a one-sided limit at level alpha/2 (union bound).  Returns 0 when the
     counts are compatible with ε = 0.  Vectorised: the counts and ``delta`` broadcast together.
+
+    Parameters
+    ----------
+    false_positives, false_negatives : int or array of int
+        Error counts of one or several tests.
+    negatives, positives : int
+        Runs on D and on D'.
+    delta : float or array
+        δ of the claim.
+    alpha : float
+        1 − confidence.
+
+    Returns
+    -------
+    float or ndarray
+        The lower bound on ε (≥ 0).
     """
     fpr, fnr = _upper_limits(false_positives, negatives, false_negatives, positives, alpha)
     return _scalar_or_array(np.maximum(_smallest_epsilons(fpr, fnr, np.asarray(delta, dtype=float)), 0.0))
@@ -104,6 +120,13 @@ def profile_margins(
         The claimed profile (ε_j may be ``inf``: no constraint).
     alpha : float
         1 − confidence of the two limits together.
+
+    Returns
+    -------
+    margins : ndarray
+        ``max_j (ε_j^low − ε_j)`` per test.
+    where : ndarray of int
+        The j attaining it.
     """
     fpr, fnr = _upper_limits(false_positives, negatives, false_negatives, positives, alpha)
     deltas, epsilons = np.asarray(deltas, dtype=float), np.asarray(epsilons, dtype=float)

@@ -79,25 +79,56 @@ HINGE_CONSTRAINT = L2Ball(1.0)
 
 
 def auto_loss() -> HuberizedHingeLoss:
-    """The smooth target's loss: the huberised hinge with h = :data:`HUBER_H`."""
+    """The smooth target's loss: the huberised hinge with h = :data:`HUBER_H`.
+
+    Returns
+    -------
+    HuberizedHingeLoss
+    """
     return HuberizedHingeLoss(HUBER_H)
 
 
 def auto_pair() -> NeighbourPair:
-    """Records at the origin and the canary e₁ (label +1) in row 0, replaced by −e₁."""
+    """Records at the origin and the canary e₁ (label +1) in row 0, replaced by −e₁.
+
+    Returns
+    -------
+    NeighbourPair
+    """
     return _canary_pair(1.0)
 
 
 @cache
 def auto_choice() -> AutoChoice:
-    """What ``auto`` picks for the shared setting (public quantities only: the data never enter)."""
+    """What ``auto`` picks for the shared setting (public quantities only: the data never enter).
+
+    Returns
+    -------
+    AutoChoice
+    """
     setting = NOISY_GD_SETTING
     return select_configuration(setting["n"], setting["dimension"], loss=auto_loss(), l2_regularization="auto",
                                 epsilon=setting["epsilon"], delta=setting["delta"])
 
 
 def run_auto_configuration(X, y, seed: int, sigma: float, delta: float):
-    """:func:`~dpconvex.mechanisms.auto.auto`'s call of noisy_sgd for :func:`auto_choice`, at noise ``sigma``."""
+    """:func:`~dpconvex.mechanisms.auto.auto`'s call of noisy_sgd for :func:`auto_choice`, at noise ``sigma``.
+
+    Parameters
+    ----------
+    X, y : ndarray
+        One of the neighbouring data sets.
+    seed : int
+        Seeds the run.
+    sigma : float
+        The noise parameter (noisy_sgd's σ).
+    delta : float
+        δ of the certificate.
+
+    Returns
+    -------
+    TrainingResult
+    """
     choice = auto_choice()
     return noisy_sgd(X, y, loss=auto_loss(), l2_regularization=choice.l2_regularization, sigma=sigma, delta=delta,
                      data_norm=1.0, label_bound=None, batching="poisson", batch_size=choice.chosen.batch_size,
@@ -139,12 +170,33 @@ def _hinge_calibration() -> tuple[float, float]:
 
 
 def auto_hinge_step() -> float:
-    """The Thm 6 step ``auto`` uses at its calibrated σ (module docstring)."""
+    """The Thm 6 step ``auto`` uses at its calibrated σ (module docstring).
+
+    Returns
+    -------
+    float
+    """
     return _hinge_calibration()[1]
 
 
 def run_auto_hinge(X, y, seed: int, sigma: float, delta: float):
-    """:func:`~dpconvex.mechanisms.auto.auto`'s call of sco_noisy_sgd for the hinge loss, at noise ``sigma``."""
+    """:func:`~dpconvex.mechanisms.auto.auto`'s call of sco_noisy_sgd for the hinge loss, at noise ``sigma``.
+
+    Parameters
+    ----------
+    X, y : ndarray
+        One of the neighbouring data sets.
+    seed : int
+        Seeds the run.
+    sigma : float
+        The noise parameter (sco_noisy_sgd's σ).
+    delta : float
+        δ of the certificate.
+
+    Returns
+    -------
+    TrainingResult
+    """
     return sco_noisy_sgd(X, y, loss=HingeLoss(), l2_regularization=0.0, sigma=sigma, delta=delta, data_norm=1.0,
                          label_bound=None, step_size=auto_hinge_step(), constraint=HINGE_CONSTRAINT, strict=False,
                          random_state=seed)

@@ -57,7 +57,13 @@ BOUNDED_SETTING = {"n": 4, "batch_size": 2, "epochs": 4, "step_size": 1.0, "hube
 
 
 def bounded_kwargs() -> dict:
-    """The trainer's options (everything but the data, σ, δ and the seed)."""
+    """The trainer's options (everything but the data, σ, δ and the seed).
+
+    Returns
+    -------
+    dict
+        Keywords of :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd`.
+    """
     s = BOUNDED_SETTING
     return dict(loss=HuberizedHingeLoss(s["huber_h"]), l2_regularization=0.0, batching="cyclic",
                 batch_size=s["batch_size"], epochs=s["epochs"], step_size=s["step_size"],
@@ -65,7 +71,12 @@ def bounded_kwargs() -> dict:
 
 
 def bounded_pair() -> NeighbourPair:
-    """Three records x = 0 and the canary x = +1 in the last row (last batch), replaced by x = −1; labels +1."""
+    """Three records x = 0 and the canary x = +1 in the last row (last batch), replaced by x = −1; labels +1.
+
+    Returns
+    -------
+    NeighbourPair
+    """
     n = BOUNDED_SETTING["n"]
     X = np.zeros((n, 1))
     X[-1, 0] = 1.0

@@ -122,7 +122,19 @@ def _multinomial_pair() -> NeighbourPair:
 
 @dataclasses.dataclass(frozen=True)
 class MulticlassTarget:
-    """What a K-class ``auto`` target audits: the loss, the neighbours, the δ grid of the profile test."""
+    """What a K-class ``auto`` target audits: the loss, the neighbours, the δ grid of the profile test.
+
+    Attributes
+    ----------
+    loss : callable
+        ``loss()``: the K-class loss.
+    pair : callable
+        ``pair()``: the neighbouring data sets and the audit direction.
+    profile_deltas : tuple of float
+        The δ grid of the profile test.
+    description : str
+        What the target audits, in a sentence.
+    """
 
     loss: Callable[[], Loss]
     pair: Callable[[], NeighbourPair]
@@ -144,25 +156,73 @@ MULTICLASS_TARGETS: dict[str, MulticlassTarget] = {
 
 
 def multiclass_loss(name: str) -> Loss:
-    """The loss of target ``name`` (a key of :data:`MULTICLASS_TARGETS`)."""
+    """The loss of target ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`MULTICLASS_TARGETS`.
+
+    Returns
+    -------
+    Loss
+    """
     return MULTICLASS_TARGETS[name].loss()
 
 
 def multiclass_pair(name: str) -> NeighbourPair:
-    """The neighbouring data sets and audit direction of target ``name``."""
+    """The neighbouring data sets and audit direction of target ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`MULTICLASS_TARGETS`.
+
+    Returns
+    -------
+    NeighbourPair
+    """
     return MULTICLASS_TARGETS[name].pair()
 
 
 @cache
 def multiclass_choice(name: str) -> AutoChoice:
-    """What ``auto`` picks for this target's n, d, ε, δ and loss (public quantities only: the data never enter)."""
+    """What ``auto`` picks for this target's n, d, ε, δ and loss (public quantities only: the data never enter).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`MULTICLASS_TARGETS`.
+
+    Returns
+    -------
+    AutoChoice
+    """
     loss, (n, d) = multiclass_loss(name), multiclass_pair(name).X.shape
     return select_configuration(n, loss.parameter_dimension(d), loss=loss, l2_regularization="auto",
                                 epsilon=NOISY_GD_SETTING["epsilon"], delta=NOISY_GD_SETTING["delta"])
 
 
 def run_multiclass_configuration(name: str, X, y, seed: int, sigma: float, delta: float) -> TrainingResult:
-    """:func:`~dpconvex.mechanisms.auto.auto`'s call of noisy_sgd for :func:`multiclass_choice`, at noise ``sigma``."""
+    """:func:`~dpconvex.mechanisms.auto.auto`'s call of noisy_sgd for :func:`multiclass_choice`, at noise ``sigma``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`MULTICLASS_TARGETS`.
+    X, y : ndarray
+        One of the neighbouring data sets.
+    seed : int
+        Seeds the run.
+    sigma : float
+        noisy_sgd's σ.
+    delta : float
+        δ of the certificate.
+
+    Returns
+    -------
+    TrainingResult
+    """
     choice = multiclass_choice(name)
     return noisy_sgd(X, y, loss=multiclass_loss(name), l2_regularization=choice.l2_regularization, sigma=sigma,
                      delta=delta, data_norm=1.0, label_bound=None, batching="poisson",

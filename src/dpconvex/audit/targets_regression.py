@@ -42,7 +42,12 @@ _N = NOISY_GD_SETTING["n"]
 
 
 def mean_pair() -> NeighbourPair:
-    """Targets 0 but the canary's, +1 in row 0, replaced by −1 (features unused)."""
+    """Targets 0 but the canary's, +1 in row 0, replaced by −1 (features unused).
+
+    Returns
+    -------
+    NeighbourPair
+    """
     X = np.zeros((_N, 1))
     y = np.zeros(_N)
     y[0] = 1.0
@@ -52,7 +57,23 @@ def mean_pair() -> NeighbourPair:
 
 
 def run_private_mean(X, y, seed: int, sigma: float, delta: float) -> TrainingResult:
-    """The intercept's release at Laplace scale ``sigma``, certified at the honest ε₁ (its scale: ``_scale()``)."""
+    """The intercept's release at Laplace scale ``sigma``, certified at the honest ε₁ (its scale: ``_scale()``).
+
+    Parameters
+    ----------
+    X, y : ndarray
+        One of the neighbouring data sets.
+    seed : int
+        Seeds the run.
+    sigma : float
+        The noise parameter: the Laplace scale.
+    delta : float
+        δ of the certificate.
+
+    Returns
+    -------
+    TrainingResult
+    """
     epsilon = 2.0 / (y.size * sigma)  # the mechanism's noise: scale 2Y/(n ε), here read back from the scale
     mean = private_mean(y, 1.0, epsilon, seed)
     honest = MEAN_EPSILON
@@ -85,7 +106,12 @@ register(
 # ----------------------------------------------------------------------------- auto on the squared loss
 @cache
 def ridge_choice() -> AutoChoice:
-    """What ``auto`` picks for the squared loss in the shared setting (public quantities only)."""
+    """What ``auto`` picks for the squared loss in the shared setting (public quantities only).
+
+    Returns
+    -------
+    AutoChoice
+    """
     setting = NOISY_GD_SETTING
     return select_configuration(setting["n"], setting["dimension"], loss=SquaredLoss(), l2_regularization="auto",
                                 label_bound=1.0, epsilon=setting["epsilon"], delta=setting["delta"])
@@ -100,7 +126,23 @@ def _ridge_pair() -> NeighbourPair:
 
 
 def run_auto_ridge(X, y, seed: int, sigma: float, delta: float) -> TrainingResult:
-    """``auto``'s call of noisy_sgd for :func:`ridge_choice`, at noise ``sigma``."""
+    """``auto``'s call of noisy_sgd for :func:`ridge_choice`, at noise ``sigma``.
+
+    Parameters
+    ----------
+    X, y : ndarray
+        One of the neighbouring data sets.
+    seed : int
+        Seeds the run.
+    sigma : float
+        The noise parameter (noisy_sgd's σ).
+    delta : float
+        δ of the certificate.
+
+    Returns
+    -------
+    TrainingResult
+    """
     choice = ridge_choice()
     return noisy_sgd(X, y, loss=SquaredLoss(), l2_regularization=choice.l2_regularization, sigma=sigma, delta=delta,
                      data_norm=1.0, label_bound=1.0, batching="poisson", batch_size=choice.chosen.batch_size,

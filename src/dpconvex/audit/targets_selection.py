@@ -86,7 +86,13 @@ _N_TRAIN = SELECTION_SETTING["rows_e1"] + SELECTION_SETTING["rows_e2"]
 
 
 class LinearClassifier:
-    """A noisy_gd output used as a ±1 classifier: ``predict(X)`` is the sign of Xθ (+1 at 0)."""
+    """A noisy_gd output used as a ±1 classifier: ``predict(X)`` is the sign of Xθ (+1 at 0).
+
+    Parameters
+    ----------
+    coef : ndarray
+        θ.
+    """
 
     def __init__(self, coef: NDArray[np.float64]):
         self.coef = coef
@@ -97,7 +103,12 @@ class LinearClassifier:
 
 
 def selection_pair() -> NeighbourPair:
-    """The training rows, then the validation row x = (0.269, 0.963) with label −1 (D) or +1 (D′)."""
+    """The training rows, then the validation row x = (0.269, 0.963) with label −1 (D) or +1 (D′).
+
+    Returns
+    -------
+    NeighbourPair
+    """
     setting = SELECTION_SETTING
     rows = [(1.0, 0.0)] * setting["rows_e1"] + [(0.0, 1.0)] * setting["rows_e2"] + [setting["validation_x"]]
     X = np.array(rows)
@@ -108,7 +119,17 @@ def selection_pair() -> NeighbourPair:
 
 
 def candidate_options(value: float) -> dict:
-    """The noisy_gd keywords of the candidate at λ = ``value`` (but the noise, the data and the seed)."""
+    """The noisy_gd keywords of the candidate at λ = ``value`` (but the noise, the data and the seed).
+
+    Parameters
+    ----------
+    value : float
+        λ.
+
+    Returns
+    -------
+    dict
+    """
     return dict(loss=SquaredLoss(), l2_regularization=value, iterations=SELECTION_SETTING["iterations"],
                 constraint=L2Ball(SELECTION_SETTING["radius"]), data_norm=1.0, label_bound=1.0)
 
@@ -125,6 +146,17 @@ def candidate_sigma(value: float, sigma: float) -> float:
 
     The candidate's GDP μ is proportional to 1/σ (every GDP bound of noisy_gd is), so σ = μ(σ = 1)·``sigma``
     makes it μ-GDP, as its score.
+
+    Parameters
+    ----------
+    value : float
+        λ.
+    sigma : float
+        1/μ, the per-run budget.
+
+    Returns
+    -------
+    float
     """
     return _unit_mu(value) * sigma
 
@@ -153,7 +185,23 @@ def selection_release(law: tuning.RepetitionLaw, X: NDArray, y: NDArray, seed: i
                       delta: float) -> TrainingResult:
     """The selection on the split (rows but the last | the last row) at per-run budget 1/``sigma``.
 
-    Returns (λ, noisy score, T) of the winner as ``coef`` ((0, 0, 0) when K = 0) and the certificate.
+    Parameters
+    ----------
+    law : RepetitionLaw
+        The law of the number of runs K.
+    X, y : ndarray
+        One of the neighbouring data sets.
+    seed : int
+        Seeds the selection.
+    sigma : float
+        1/μ, the per-run budget.
+    delta : float
+        δ of the certificate.
+
+    Returns
+    -------
+    TrainingResult
+        (λ, noisy score, T) of the winner as ``coef`` ((0, 0, 0) when K = 0) and the certificate.
     """
     X_train, y_train = X[:-1], y[:-1]
 

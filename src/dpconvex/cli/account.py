@@ -19,7 +19,13 @@ __all__ = ["add_account_noisy_sgd"]
 
 
 def add_account_noisy_sgd(families: argparse._SubParsersAction) -> None:
-    """Register ``dpconvex account noisy-sgd`` under the ``account`` families."""
+    """Register ``dpconvex account noisy-sgd`` under the ``account`` families.
+
+    Parameters
+    ----------
+    families : argparse._SubParsersAction
+        The families of the ``account`` subcommand.
+    """
     from dpconvex.accounting import noisy_sgd
     from dpconvex.cli.main import _positive_float, _positive_int
 

@@ -12,7 +12,13 @@ SOUNDNESS_TOLERANCE = 1e-9
 
 
 def add_audit(sub: argparse._SubParsersAction) -> None:
-    """Register ``dpconvex audit MECHANISM|all`` (the audit itself is imported by the handler only)."""
+    """Register ``dpconvex audit MECHANISM|all`` (the audit itself is imported by the handler only).
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subcommands of the ``dpconvex`` parser.
+    """
     from dpconvex.cli.choices import AUDIT_TARGETS
     from dpconvex.cli.main import _positive_int
 
@@ -54,6 +60,11 @@ def add_soundness(sub: argparse._SubParsersAction) -> None:
     """Register ``dpconvex soundness``.
 
     The adversarial search of :mod:`dpconvex.audit.soundness`, imported by the handler.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subcommands of the ``dpconvex`` parser.
     """
     from dpconvex.cli.choices import METHODS
     from dpconvex.cli.main import _positive_int

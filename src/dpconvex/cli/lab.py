@@ -21,7 +21,13 @@ __all__ = ["add_bench", "add_reproduce"]
 
 
 def add_reproduce(sub: argparse._SubParsersAction) -> None:
-    """Register ``dpconvex reproduce langevin|contraction|sco``."""
+    """Register ``dpconvex reproduce langevin|contraction|sco``.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subcommands of the ``dpconvex`` parser.
+    """
     p = sub.add_parser("reproduce", help="reproduce a paper's figures as PNG + CSV")
     p.add_argument("figure", choices=["langevin", "contraction", "sco"],
                    help="langevin: Chourasia et al. Figures 1 and 2; contraction: Asoodeh et al. Figures 2 and 3")
@@ -51,7 +57,13 @@ def _run_reproduce(args: argparse.Namespace) -> dict:
 
 
 def add_bench(sub: argparse._SubParsersAction) -> None:
-    """Register ``dpconvex bench adult|breast_cancer|wine|digits|scale|planning|panel|ledger``."""
+    """Register ``dpconvex bench adult|breast_cancer|wine|digits|scale|planning|panel|ledger``.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subcommands of the ``dpconvex`` parser.
+    """
     from dpconvex.cli.main import _positive_float, _positive_int
 
     p = sub.add_parser("bench",

@@ -282,7 +282,12 @@ def _run_account_sco(args: argparse.Namespace) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``dpconvex`` command."""
+    """The argument parser of the ``dpconvex`` command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
     parser = argparse.ArgumentParser(prog="dpconvex", description=__doc__.splitlines()[0],
                                      epilog="Without a command, dpconvex prints this help.")
     parser.add_argument("--version", action=VersionAction)
@@ -299,6 +304,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Warnings are shown as ``dpconvex: warning: Category: message`` while it runs
     (:func:`dpconvex.cli.output.cli_warnings`).
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 2 on an error.
     """
     with cli_warnings():
         args = build_parser().parse_args(argv)

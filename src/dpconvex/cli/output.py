@@ -107,7 +107,12 @@ def print_help_of(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespa
 
 
 def package_version() -> str:
-    """The installed distribution's version; the package's ``__version__`` when it is not installed."""
+    """The installed distribution's version; the package's ``__version__`` when it is not installed.
+
+    Returns
+    -------
+    str
+    """
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -121,7 +126,15 @@ def package_version() -> str:
 
 
 class VersionAction(argparse.Action):
-    """``--version``: print ``dpconvex VERSION`` on stdout and exit 0 (the version is looked up only then)."""
+    """``--version``: print ``dpconvex VERSION`` on stdout and exit 0 (the version is looked up only then).
+
+    Parameters
+    ----------
+    option_strings : sequence of str
+        The option's names (``--version``).
+    dest, default, help
+        As for ``argparse.Action``.
+    """
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
                  default: Any = argparse.SUPPRESS, help: str = "print the version and exit") -> None:

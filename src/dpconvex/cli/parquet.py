@@ -29,7 +29,17 @@ NO_HELD_OUT = "trained on every row of the Parquet table: no held-out accuracy i
 
 @contextlib.contextmanager
 def dask_client(scheduler: str | None) -> Iterator:
-    """A client of the cluster at ``scheduler``, or of a LocalCluster started here and closed on exit."""
+    """A client of the cluster at ``scheduler``, or of a LocalCluster started here and closed on exit.
+
+    Parameters
+    ----------
+    scheduler : str or None
+        The scheduler's address; ``None`` or empty starts a LocalCluster.
+
+    Yields
+    ------
+    distributed.Client
+    """
     from distributed import Client, LocalCluster
 
     if scheduler:

@@ -31,7 +31,13 @@ __all__ = ["add_predict"]
 
 
 def add_predict(sub: argparse._SubParsersAction) -> None:
-    """Register ``dpconvex predict`` (the model file and the data are read by its handler only)."""
+    """Register ``dpconvex predict`` (the model file and the data are read by its handler only).
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subcommands of the ``dpconvex`` parser.
+    """
     p = sub.add_parser("predict", help="predict with a model saved by dpconvex train --out, one row per CSV record")
     p.add_argument("--model", required=True, metavar="FILE",
                    help="the model file (JSON) written by dpconvex train --out")

@@ -22,7 +22,13 @@ MODEL_FORMAT, LEDGER_FORMAT = "dpconvex-model", "dpconvex-privacy-ledger"
 
 
 def add_report(sub: argparse._SubParsersAction) -> None:
-    """Register ``dpconvex report`` (the file is read by its handler only)."""
+    """Register ``dpconvex report`` (the file is read by its handler only).
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subcommands of the ``dpconvex`` parser.
+    """
     p = sub.add_parser("report", help="write an HTML page of a certificate, a model file or a privacy ledger")
     p.add_argument("file", metavar="FILE",
                    help="a model file (dpconvex train --out), a ledger (PrivacyLedger.to_json) or a certificate "

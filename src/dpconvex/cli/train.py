@@ -35,7 +35,13 @@ _TRAINER_OPTIONS = ("method", "iterations", "epochs")
 
 
 def add_train(sub: argparse._SubParsersAction) -> None:
-    """Register ``dpconvex train`` (the estimators are imported by its handler only)."""
+    """Register ``dpconvex train`` (the estimators are imported by its handler only).
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subcommands of the ``dpconvex`` parser.
+    """
     from dpconvex.cli.main import _positive_float, _positive_int
 
     p = sub.add_parser("train", help="train a private model and print its held-out score and certificate")

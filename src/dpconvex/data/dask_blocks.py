@@ -33,6 +33,15 @@ class BlockReport:
     """What the client learns about a block when it is built (no data, only counts and positions).
 
     Rows are local to the block (0 … ``rows`` − 1); the client adds the block's offset.
+
+    Attributes
+    ----------
+    rows, rows_over_norm : int
+        Rows held, and rows clipped to ``data_norm``.
+    fingerprint : int
+    nonfinite : tuple of (str, int, int) or None
+    largest_norm : float
+        Largest row norm before clipping.
     """
 
     rows: int
@@ -51,7 +60,14 @@ class BlockReport:
 
 @dataclass(frozen=True)
 class Block:
-    """A row block as the gradient sums read it: features clipped to ``data_norm``, their norms, labels."""
+    """A row block as the gradient sums read it: features clipped to ``data_norm``, their norms, labels.
+
+    Attributes
+    ----------
+    features, labels, norms : ndarray
+        Clipped rows (rows, d), clipped targets (rows,) and row norms (rows,).
+    report : BlockReport
+    """
 
     features: NDArray[np.float64]
     labels: NDArray[np.float64]
@@ -83,6 +99,18 @@ def array_block(features: NDArray, labels: NDArray, data_norm: float, label_boun
     :func:`~dpconvex.data.checks.enforce_label_bound`, the in-memory rules, with their warnings
     silenced here: the client warns once for all blocks (or refuses, with ``strict``) from the
     report.  A block with a non-finite value is returned unclipped; the client refuses it.
+
+    Parameters
+    ----------
+    features, labels : array_like
+        The block's rows of X (rows, d) and targets (rows,).
+    data_norm : float
+    label_bound : float or None
+    constant_column : float or None, optional
+
+    Returns
+    -------
+    Block
     """
     features = np.asarray(features, dtype=float)
     labels = np.asarray(labels, dtype=float).reshape(-1)
@@ -122,6 +150,18 @@ def frame_block(partition, features: list, label, data_norm: float, label_bound:
 
     X is converted to row-major float64 in one step: pandas hands the columns over column-major,
     and a row take from a column-major block (a Poisson batch) is about 700× slower.
+
+    Parameters
+    ----------
+    partition : pandas.DataFrame
+    features : list
+    label
+    data_norm : float
+    label_bound : float or None
+
+    Returns
+    -------
+    Block
     """
     columns = partition[features]
     dtypes = set(columns.dtypes)
@@ -133,7 +173,17 @@ def frame_block(partition, features: list, label, data_norm: float, label_bound:
 
 
 def largest_row_norm(features: NDArray) -> tuple[float, tuple[str, int, int] | None]:
-    """(max ‖xᵢ‖₂ over a block of X, 0 if it is empty; its first NaN/inf as in :class:`BlockReport`, or None)."""
+    """(max ‖xᵢ‖₂ over a block of X, 0 if it is empty; its first NaN/inf as in :class:`BlockReport`, or None).
+
+    Parameters
+    ----------
+    features : array_like, shape (rows, d)
+
+    Returns
+    -------
+    largest : float
+    nonfinite : tuple of (str, int, int) or None
+    """
     features = np.asarray(features, dtype=float)
     nonfinite = _first_nonfinite(features, np.empty(0))
     largest = 0.0 if nonfinite is not None or features.shape[0] == 0 else float(row_norms(features).max())
@@ -142,7 +192,18 @@ def largest_row_norm(features: NDArray) -> tuple[float, tuple[str, int, int] | N
 
 def block_checks(block: Block, loss: Loss | None) -> tuple[BlockReport, tuple[int, str] | None]:
     """The block's report (the only part of a block that travels to the client) and, given a loss, its
-    :func:`block_label_error`: the validating pass checks the labels too (out of core, a pass is a read)."""
+    :func:`block_label_error`: the validating pass checks the labels too (out of core, a pass is a read).
+
+    Parameters
+    ----------
+    block : Block
+    loss : Loss or None
+
+    Returns
+    -------
+    report : BlockReport
+    label_error : tuple of (int, str) or None
+    """
     return block.report, None if loss is None else block_label_error(block, loss)
 
 
@@ -157,13 +218,39 @@ def _rows(block: Block, rows: LocalRows) -> tuple[NDArray, NDArray, NDArray]:
 
 def gradient_sum(block: Block, loss: Loss, w: NDArray, clip_norm: float | None,
                  rows: LocalRows) -> tuple[NDArray[np.float64], int, int]:
-    """``(Σ_{i∈rows} clip(∇ℓ(w; xᵢ, yᵢ)), rows summed, fingerprint)``, the sum by ``loss.gradient_sum``."""
+    """``(Σ_{i∈rows} clip(∇ℓ(w; xᵢ, yᵢ)), rows summed, fingerprint)``, the sum by ``loss.gradient_sum``.
+
+    Parameters
+    ----------
+    block : Block
+    loss : Loss
+    w : ndarray, shape (d,)
+    clip_norm : float or None
+    rows : None, slice or ndarray of int64
+
+    Returns
+    -------
+    tuple of (ndarray, int, int)
+        Σ of the clipped gradients, rows summed, fingerprint.
+    """
     features, labels, norms = _rows(block, rows)
     return loss.gradient_sum(w, features, labels, clip_norm, norms), features.shape[0], block.report.fingerprint
 
 
 def loss_sum(block: Block, loss: Loss, w: NDArray, rows: LocalRows) -> tuple[float, int, int]:
-    """``(Σ_{i∈rows} ℓ(w; xᵢ, yᵢ), rows summed, fingerprint)``."""
+    """``(Σ_{i∈rows} ℓ(w; xᵢ, yᵢ), rows summed, fingerprint)``.
+
+    Parameters
+    ----------
+    block : Block
+    loss : Loss
+    w : ndarray, shape (d,)
+    rows : None, slice or ndarray of int64
+
+    Returns
+    -------
+    tuple of (float, int, int)
+    """
     features, labels, _ = _rows(block, rows)
     return float(np.sum(loss.values(w, features, labels))), features.shape[0], block.report.fingerprint
 
@@ -176,12 +263,38 @@ def group_sums(group: list[Block], rows: list[LocalRows], block_sum, *arguments)
     per block, in the group's order.  Grouping the blocks of a worker into one task per thread
     costs one task's scheduling per thread and call instead of one per block (docs/scale-out.md,
     "Design measurements").
+
+    Parameters
+    ----------
+    group : list of Block
+    rows : list
+    block_sum : callable
+    *arguments
+        ``block_sum``'s arguments between the block and its rows.
+
+    Returns
+    -------
+    address : str
+    sums : list of tuple
     """
     return get_worker().address, [block_sum(block, *arguments, local) for block, local in zip(group, rows)]
 
 
 def raise_label_error(errors: list, offsets: NDArray[np.int64]) -> None:
-    """``ValueError`` naming block and row for the first of the blocks' :func:`block_label_error` that is not None."""
+    """``ValueError`` naming block and row for the first of the blocks' :func:`block_label_error` that is not None.
+
+    Parameters
+    ----------
+    errors : list
+        Each block's :func:`block_label_error`, in block order.
+    offsets : ndarray of int64
+        Global index of each block's first row.
+
+    Raises
+    ------
+    ValueError
+        For the first error that is not None.
+    """
     for index, error in enumerate(errors):
         if error is not None:
             row, message = error
@@ -193,6 +306,15 @@ def block_label_error(block: Block, loss: Loss) -> tuple[int, str] | None:
 
     The row is found by bisection on prefixes (a prefix fails iff it holds a bad label), so the
     loss's own rule decides and the search costs O(log rows) checks, on failing blocks only.
+
+    Parameters
+    ----------
+    block : Block
+    loss : Loss
+
+    Returns
+    -------
+    tuple of (int, str) or None
     """
     try:
         loss.check_labels(block.labels)
@@ -237,6 +359,17 @@ def nonfinite_message(nonfinite: tuple[str, int, int], index: int, offset: int, 
     """The error for a NaN/inf at ``nonfinite`` (as in :class:`BlockReport`) of block ``index``.
 
     The block's first row is ``offset``.
+
+    Parameters
+    ----------
+    nonfinite : tuple of (str, int, int)
+    index : int
+    offset : int
+    column_names : list of str
+
+    Returns
+    -------
+    str
     """
     name, row, column = nonfinite
     where = f"column {column_names[column]}" if name == "X" else "the label"

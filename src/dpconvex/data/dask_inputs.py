@@ -119,20 +119,47 @@ def frame_pieces(frame: dd.DataFrame, label: str, features: list | None, data_no
 
 def fits_in_cluster_memory(client: distributed.Client, nbytes: int, share: float = 0.5) -> bool:
     """Whether ``nbytes`` take at most ``share`` of the workers' memory limits; False if a worker has no
-    limit (nothing to compare with: read from the source rather than risk holding too much)."""
+    limit (nothing to compare with: read from the source rather than risk holding too much).
+
+    Parameters
+    ----------
+    client : distributed.Client
+    nbytes : int
+        Size of the data.
+    share : float, optional
+        Share of the workers' summed memory limits the data may take.
+
+    Returns
+    -------
+    bool
+    """
     limits = [worker.get("memory_limit") or 0 for worker in client.scheduler_info()["workers"].values()]
     return bool(limits) and 0 not in limits and nbytes <= share * sum(limits)
 
 
 def require_known_chunks(X: da.Array) -> None:
-    """``ValueError`` saying what to do when ``X``'s row chunks have unknown sizes."""
+    """``ValueError`` saying what to do when ``X``'s row chunks have unknown sizes.
+
+    Parameters
+    ----------
+    X : dask.array.Array
+    """
     if any(np.isnan(size) for size in X.chunks[0]):
         raise ValueError("X has unknown row-chunk sizes (e.g. after boolean indexing): call "
                          "X.compute_chunk_sizes() first, or use from_dataframe for a table.")
 
 
 def current_client(client: distributed.Client | None) -> distributed.Client:
-    """``client``, or the current one; ``ValueError`` saying how to start one if there is none."""
+    """``client``, or the current one; ``ValueError`` saying how to start one if there is none.
+
+    Parameters
+    ----------
+    client : distributed.Client or None
+
+    Returns
+    -------
+    distributed.Client
+    """
     if client is not None:
         return client
     try:
@@ -144,7 +171,15 @@ def current_client(client: distributed.Client | None) -> distributed.Client:
 
 
 def check_bounds(data_norm: float, label_bound: float | None) -> None:
-    """``ValueError`` unless ``data_norm`` (and ``label_bound``, if given) is a finite real number > 0."""
+    """``ValueError`` unless ``data_norm`` (and ``label_bound``, if given) is a finite real number > 0.
+
+    Parameters
+    ----------
+    data_norm : float
+        Bound on ‖xᵢ‖₂.
+    label_bound : float or None
+        Bound on |yᵢ|, or None.
+    """
     bounds = {"data_norm": data_norm} if label_bound is None else {"data_norm": data_norm, "label_bound": label_bound}
     for name, value in bounds.items():
         if not (isinstance(value, numbers.Real) and np.isfinite(value) and value > 0):

@@ -79,7 +79,19 @@ def local_rows(rows: Rows, offsets: NDArray[np.int64],
 
 
 def expected_rows(rows: Rows, n: int) -> int:
-    """How many of the ``n`` rows ``rows`` selects (what the blocks' row counts must add up to)."""
+    """How many of the ``n`` rows ``rows`` selects (what the blocks' row counts must add up to).
+
+    Parameters
+    ----------
+    rows : None, slice or ndarray of int64
+        Row selection (None: all).
+    n : int
+        Number of rows.
+
+    Returns
+    -------
+    int
+    """
     if rows is None:
         return n
     if isinstance(rows, slice):
@@ -91,6 +103,16 @@ def worker_groups(client: distributed.Client, futures: list) -> list[tuple[str, 
     """The blocks as (worker address, block indices) groups, one per worker thread, read from the scheduler.
 
     A block held nowhere yet gets the address "".
+
+    Parameters
+    ----------
+    client : distributed.Client
+    futures : list
+        One future per block, in block order.
+
+    Returns
+    -------
+    list of (str, list of int)
     """
     holders, threads = client.who_has(futures), client.nthreads()
     by_worker: dict[str, list[int]] = {}
@@ -172,6 +194,11 @@ def checked_results(results: dict[int, tuple], fingerprints: NDArray[np.int64], 
         Each block's CRC-32 when it was validated.
     expected : int
         The number of rows selected (:func:`expected_rows`).
+
+    Returns
+    -------
+    list
+        The blocks' sums, in block order.
 
     Raises
     ------

@@ -24,6 +24,15 @@ class InMemoryData:
     Every read applies it, bit for bit as a clipped copy would: :meth:`gradient_sum` scales a batch
     once gathered, :meth:`permuted` (a shuffled run's one reordering) its copy, and :attr:`X` (full
     passes, trainers that read the array) is the clipped copy made on first use, or ``features``.
+
+    Parameters
+    ----------
+    features : ndarray, shape (n, d)
+        Validated float64 rows, unclipped.
+    y : ndarray, shape (n,)
+        Validated float64 targets.
+    scale : ndarray, shape (n,), or None
+        Per-row clipping factor, or None when no row exceeds the bound.
     """
 
     features: NDArray[np.float64]

@@ -106,7 +106,22 @@ PRIVATE_MEAN = "private_mean"
 
 
 class PrivateLinearModel(BaseEstimator):
-    """Shared fit logic: a linear model w (and intercept) trained by a private mechanism."""
+    """Shared fit logic: a linear model w (and intercept) trained by a private mechanism.
+
+    The parameters are those of each subclass (e.g.
+    :class:`~dpconvex.estimators.linear_model.PrivateLogisticRegression`).
+
+    Attributes
+    ----------
+    coef_, intercept_ : ndarray or float
+        The released weights and intercept.
+    l2_regularization_ : float
+        The λ the model was trained with.
+    privacy_report_ : PrivacyCertificate
+        The certificate of the release.
+    n_features_in_, feature_names_in_
+        As in scikit-learn.
+    """
 
     _parameter_constraints: dict = COMMON_CONSTRAINTS
     #: λ of ``l2_regularization="auto"`` for a method other than ``"auto"``.
@@ -258,12 +273,31 @@ class PrivateLinearModel(BaseEstimator):
 
 def labels_from_scores(scores: np.ndarray, classes: np.ndarray) -> np.ndarray:
     """The classifiers' prediction rule: ``classes[1]`` where a binary margin is > 0, else ``classes[0]``; with
-    K columns of scores, the class of the highest (the first on a tie)."""
+    K columns of scores, the class of the highest (the first on a tie).
+
+    Parameters
+    ----------
+    scores : ndarray
+        Margins, shape (n,), or K-class scores, shape (n, K).
+    classes : ndarray
+        The sorted label set.
+
+    Returns
+    -------
+    ndarray
+        The predicted labels, shape (n,).
+    """
     return classes[(scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)]
 
 
 class PrivateClassifier(ClassifierMixin, PrivateLinearModel):
-    """Shared classifier logic: the public label set, then the binary or the K-class loss."""
+    """Shared classifier logic: the public label set, then the binary or the K-class loss.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The sorted label set (declared, or read from y), besides those of :class:`PrivateLinearModel`.
+    """
 
     _parameter_constraints: dict = {**COMMON_CONSTRAINTS, "classes": CLASSES_RULES}
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from dpconvex.exceptions import PrivacyLeakWarning
+
 __all__ = ["encode_labels", "array_with_lengths", "dask_features", "dask_targets", "dask_real_targets",
            "dask_label_set", "dask_encoded_labels", "dask_largest_row_norm", "dask_clipped_targets", "dask_data"]
 
@@ -19,7 +21,17 @@ __all__ = ["encode_labels", "array_with_lengths", "dask_features", "dask_targets
 def encode_labels(y: NDArray, classes: NDArray) -> NDArray[np.float64]:
     """Labels as the loss reads them: ±1 (the second class positive) for two classes, else indices 0..K−1.
 
-    ``y`` must hold only labels of the sorted array ``classes``.
+    Parameters
+    ----------
+    y : ndarray
+        Labels, only labels of ``classes``.
+    classes : ndarray
+        The sorted label set.
+
+    Returns
+    -------
+    ndarray
+        ±1 (two classes) or the class indices, as float64.
     """
     indices = np.searchsorted(classes, y)
     return np.where(indices == 1, 1.0, -1.0) if classes.size == 2 else indices.astype(float)
@@ -33,6 +45,15 @@ def array_with_lengths(collection) -> object:
     the lengths are counted on one fusion and checked against another.  With the optimiser's
     tuning step (where that fusion happens) switched off for the conversion, one partition is
     one block, as :class:`~dpconvex.data.dask_data.DaskData` expects.
+
+    Parameters
+    ----------
+    collection : dask DataFrame or Series
+        The collection to convert.
+
+    Returns
+    -------
+    dask array
     """
     import dask
 
@@ -45,6 +66,18 @@ def dask_features(X) -> tuple:
 
     Raises ``ValueError`` for a non-numeric column (named) or an array that is not 2-D.  Missing
     values become NaN, which :class:`~dpconvex.data.dask_data.DaskData` refuses naming block, row and column.
+
+    Parameters
+    ----------
+    X : dask array or dask DataFrame
+        The features.
+
+    Returns
+    -------
+    X : dask array
+        float64, with known row chunks.
+    names : list or None
+        The column names of a DataFrame.
     """
     import dask.array as da
     import dask.dataframe as dd
@@ -67,7 +100,19 @@ def dask_features(X) -> tuple:
 
 
 def dask_targets(y, X) -> object:
-    """``y`` (dask array or Series, or an ndarray) as a 1-D dask array with X's row chunks."""
+    """``y`` (dask array or Series, or an ndarray) as a 1-D dask array with X's row chunks.
+
+    Parameters
+    ----------
+    y : dask array, dask Series or ndarray
+        The targets, one per row of ``X``.
+    X : dask array
+        The features, with known row chunks.
+
+    Returns
+    -------
+    dask array
+    """
     import dask.array as da
     import dask.dataframe as dd
 
@@ -95,8 +140,18 @@ def dask_real_targets(y) -> object:
 
     Numeric and boolean dtypes are cast; object and text dtypes are converted block by block on the
     workers, as ``np.asarray(y, dtype=float)`` converts them in memory, and an entry that is not a
-    number is refused there naming its block and row (:func:`_real_block`).  Other dtypes (dates,
+    number is refused there naming its block and row (``_real_block``).  Other dtypes (dates,
     complex numbers) are refused at once.
+
+    Parameters
+    ----------
+    y : dask array
+        The targets.
+
+    Returns
+    -------
+    dask array
+        float64.
     """
     if y.dtype.kind in "biuf":
         return y.astype(float)
@@ -134,6 +189,20 @@ def dask_label_set(y, declared: NDArray | None) -> tuple[NDArray, bool]:
     Raises ``ValueError`` for labels of ``y`` outside ``declared`` (the first five found), or, when
     nothing was declared, for labels scikit-learn's ``check_classification_targets`` refuses (as
     in memory: NaN, continuous values) or a single class.
+
+    Parameters
+    ----------
+    y : dask array
+        The labels.
+    declared : ndarray or None
+        The declared sorted label set.
+
+    Returns
+    -------
+    classes : ndarray
+        The sorted label set.
+    read_from_y : bool
+        Whether it was read from ``y``.
     """
     import dask.array as da
     from sklearn.utils.multiclass import check_classification_targets
@@ -156,7 +225,19 @@ def dask_label_set(y, declared: NDArray | None) -> tuple[NDArray, bool]:
 
 
 def dask_encoded_labels(y, classes: NDArray) -> object:
-    """:func:`encode_labels` block by block (lazy)."""
+    """:func:`encode_labels` block by block (lazy).
+
+    Parameters
+    ----------
+    y : dask array
+        The labels.
+    classes : ndarray
+        The sorted label set.
+
+    Returns
+    -------
+    dask array
+    """
     return y.map_blocks(encode_labels, classes, dtype=float)
 
 
@@ -165,6 +246,15 @@ def dask_largest_row_norm(X) -> float:
 
     Raises ``ValueError`` for a NaN/inf, naming its block, row and column as the blockwise
     validation does (:func:`dpconvex.data.dask_blocks.nonfinite_message`).
+
+    Parameters
+    ----------
+    X : dask array
+        The features.
+
+    Returns
+    -------
+    float
     """
     import dask
 
@@ -186,10 +276,22 @@ def dask_clipped_targets(y, label_bound: float, *, strict: bool) -> object:
 
     The count of clipped targets is computed once and goes to a ``PrivacyLeakWarning`` (``strict``:
     ``ValueError``); it never enters the certificate.
+
+    Parameters
+    ----------
+    y : dask array
+        The targets.
+    label_bound : float
+        Y.
+    strict : bool
+        Raise instead of clipping.
+
+    Returns
+    -------
+    dask array
     """
     import warnings
 
-    from dpconvex.exceptions import PrivacyLeakWarning
 
     count = int((abs(y) > label_bound).sum().compute())
     if count:
@@ -207,6 +309,27 @@ def dask_data(X, y, *, data_norm: float, label_bound: float | None, fit_intercep
     Returns the :class:`~dpconvex.data.dask_data.DaskData`; its ``norm_bound`` is the declared bound of
     the rows it holds (√2·data_norm with the intercept's constant column equal to ``data_norm``).
     Given ``loss``, the same pass checks the labels against its rule.
+
+    Parameters
+    ----------
+    X, y : dask array
+        Features and targets.
+    data_norm : float
+        Declared bound on ‖x‖₂.
+    label_bound : float or None
+        Declared bound on |y| (regression).
+    fit_intercept : bool
+        Append the intercept's constant column.
+    strict : bool
+        Raise instead of clipping.
+    column_names : list, optional
+        The features' names.
+    loss : Loss, optional
+        The loss whose label rule to check.
+
+    Returns
+    -------
+    DaskData
     """
     from dpconvex.data.dask_data import DaskData
 

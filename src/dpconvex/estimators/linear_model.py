@@ -155,12 +155,24 @@ default="auto"
 class PrivateHuberSVC(PrivateClassifier):
     """Differentially private linear SVM with the huberised hinge loss (Chen et al. 2019 §5.1).
 
-    Parameters are those of :class:`PrivateLogisticRegression` (including ``classes``), plus
-    ``huber_h`` (h > 0, default 0.5 as in Chen et al.).  With K ≥ 3 classes the K one-vs-rest
-    SVMs are trained at once on a d×K parameter
+    With K ≥ 3 classes the K one-vs-rest SVMs are trained at once on a d×K parameter
     (:class:`~dpconvex.objectives.multiclass.OneVsRestLoss`: per-example gradient bound √K·X), which
     certifies the joint run (without subsampling, exactly the GDP composition of the K runs; see
     :mod:`dpconvex.objectives.multiclass`); ``predict`` takes the highest score.
+
+    Parameters
+    ----------
+    epsilon, delta, data_norm, l2_regularization, method, iterations, step_size, batch_size, epochs
+        As in :class:`PrivateLogisticRegression`.
+    fit_intercept, classes, strict, random_state, ledger
+        As in :class:`PrivateLogisticRegression`.
+    huber_h : float, default=0.5
+        h > 0 of the huberised hinge (0.5 as in Chen et al.).
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, n_features_in_, feature_names_in_, privacy_report_, l2_regularization_
+        As in :class:`PrivateLogisticRegression`.
 
     Notes
     -----
@@ -202,9 +214,10 @@ class PrivateHuberSVC(PrivateClassifier):
 class PrivateRidge(RegressorMixin, PrivateLinearModel):
     """Differentially private ridge regression (squared loss, L2 ball constraint).
 
-    Parameters are those of :class:`PrivateLogisticRegression`, except the two below, plus
-    ``label_bound`` and ``radius``:
-
+    Parameters
+    ----------
+    epsilon, delta, data_norm, method, iterations, step_size, batch_size, epochs, strict, random_state, ledger
+        As in :class:`PrivateLogisticRegression`.
     l2_regularization : float or "auto", default="auto"
         λ > 0.  ``"auto"``: with ``method="auto"``, chosen by its rule (the run clips every
         per-example gradient at Y·X, its value bound at w = 0, so the sensitivity 2Y·X does not grow
@@ -223,6 +236,11 @@ class PrivateRidge(RegressorMixin, PrivateLinearModel):
         Radius R of the L2 ball the iterates are projected on (the squared loss needs a bounded
         domain for a finite sensitivity).  ``"auto"`` is Y/√λ for the model's target bound Y, which
         contains the ridge minimiser (λ/2‖w*‖² ≤ f(w*) ≤ f(0) ≤ Y²/2).
+
+    Attributes
+    ----------
+    coef_, intercept_, n_features_in_, feature_names_in_, privacy_report_, l2_regularization_
+        As in :class:`PrivateLogisticRegression`.
 
     Notes
     -----

@@ -19,7 +19,17 @@ __all__ = ["Interval", "Options", "Instance", "validate_params"]
 
 @dataclass(frozen=True)
 class Interval:
-    """A real (or integral) interval; ``closed`` is one of "both", "left", "right", "neither"."""
+    """A real (or integral) interval; ``closed`` is one of "both", "left", "right", "neither".
+
+    Attributes
+    ----------
+    low, high : float
+        The end points.
+    closed : {"both", "left", "right", "neither"}
+        Which end points belong to it.
+    integral : bool
+        Accept integers only.
+    """
 
     low: float
     high: float
@@ -43,7 +53,13 @@ class Interval:
 
 @dataclass(frozen=True)
 class Options:
-    """One of a fixed set of values (strings, ``None``, booleans)."""
+    """One of a fixed set of values (strings, ``None``, booleans).
+
+    Attributes
+    ----------
+    values : tuple
+        The values accepted (compared by identity, or by type and equality).
+    """
 
     values: tuple
 
@@ -56,7 +72,13 @@ class Options:
 
 @dataclass(frozen=True)
 class Instance:
-    """An instance of the given type(s)."""
+    """An instance of the given type(s).
+
+    Attributes
+    ----------
+    types : tuple of type
+        The types accepted.
+    """
 
     types: tuple
 
@@ -68,7 +90,16 @@ class Instance:
 
 
 def validate_params(params: dict[str, Any], constraints: dict[str, list]) -> None:
-    """Raise ``ValueError`` for the first parameter no rule accepts, naming its valid forms."""
+    """Raise ``ValueError`` for the first parameter no rule accepts, naming its valid forms.
+
+    Parameters
+    ----------
+    params : dict
+        Parameter name → value (every name of ``constraints`` must be present).
+    constraints : dict
+        Parameter name → list of rules (:class:`Interval`, :class:`Options`, :class:`Instance`), one of which
+        must accept the value.
+    """
     for name, rules in constraints.items():
         value = params[name]
         if not any(rule.accepts(value) for rule in rules):

@@ -41,6 +41,11 @@ class PrivateSelectionCV:
     The subclass names that estimator in ``_candidate`` (whose ``_loss``, ``_constraint`` and
     ``_label_bound`` it inherits) and its grid's default; every candidate gets the subclass's
     parameters of the same name.
+
+    Attributes
+    ----------
+    coef_, intercept_, l2_regularization_, best_score_, cv_results_, privacy_report_
+        Set by ``fit`` (see the subclasses' docstrings).
     """
 
     _candidate: type

@@ -28,7 +28,15 @@ __all__ = ["CandidateRuns"]
 
 
 class CandidateRuns:
-    """The candidates of one fit: their planned noisy_gd runs (from public quantities), their GDP μ, their fits."""
+    """The candidates of one fit: their planned noisy_gd runs (from public quantities), their GDP μ, their fits.
+
+    Parameters
+    ----------
+    estimator : PrivateSelectionCV
+        The ``…CV`` estimator being fitted (its parameters are the candidates').
+    n_train, n_features : int
+        Records of the training part and features (the intercept's column included if any).
+    """
 
     def __init__(self, estimator: PrivateSelectionCV, n_train: int, n_features: int):
         self.estimator, self.n_train, self.n_features = estimator, n_train, n_features

@@ -1,58 +1,51 @@
 """``method="auto"`` (the default): configure noisy SGD by a stated utility bound, from public quantities only.
 
-What runs.  Smooth losses: :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd` with Poisson batches,
-:data:`MAX_PASSES` passes over the data, the mean of the last half of the iterates released
-(``output="tail_average"``), certified by composition over every step with dp-accounting's PLD
-accountant (replace-one).  The rule picks the number of batches per epoch l (batch size
-b = ⌈n/l⌉, T = l·E steps), the step η and, when the estimator leaves it to us, λ.  Margin losses
-are clipped at their gradient bound at θ₀ = 0 (below).  Non-smooth losses (hinge, absolute error):
+What runs.  Smooth losses: :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd` with Poisson batches, :data:`MAX_PASSES`
+passes over the data, the mean of the last half of the iterates released (``output="tail_average"``), certified by
+composition over every step with dp-accounting's PLD accountant (replace-one).  The rule picks the number of batches per
+epoch l (batch size b = ⌈n/l⌉, T = l·E steps), the step η and, when the estimator leaves it to us, λ.  Margin losses are
+clipped at their gradient bound at θ₀ = 0 (below).  Non-smooth losses (hinge, absolute error):
 :func:`~dpconvex.mechanisms.sco_noisy_sgd`, the only trainer that applies.
 
-The rule (derivation note).  For SGD on an M-smooth convex objective with step η, T steps from
-θ₀ = 0 and stochastic gradients of variance s², the averaged iterate has excess risk of the form
-B²/(2ηT) + η·s² (e.g. Lan 2012, Math. Program. 133, Cor. 1; constants differ between statements,
-and the rule only ranks candidates).  Here s² = sampling + privacy noise: a Poisson batch of rate
-q = b/n, normalised by b, has variance ≤ (1 − q)L²/b, and the noise σ on the gradient sum adds
-d·σ²/b².  σ comes from the central-limit calibration of Bu, Dong, Long, Su 2020 (arXiv:1911.11607,
-Thm 5; :func:`dpconvex.accounting.noisy_sgd_bounds.poisson_clt_noise_multiplier`): in that regime
-σ/b ≈ 2L√T/(μn) whatever b, so at fixed T a larger batch only lowers the sampling term; every
-candidate therefore spends the whole work budget (E = :data:`MAX_PASSES`).  The comparator's norm
-is B = :data:`REFERENCE_NORM`, a public prior (rows of norm ≤ 1 and margins of a few units), and a
-regulariser λ adds its bias λB²/2.  The score is
+The rule (derivation note).  For SGD on an M-smooth convex objective with step η, T steps from θ₀ = 0 and stochastic
+gradients of variance s², the averaged iterate has excess risk of the form B²/(2ηT) + η·s² (e.g. Lan 2012, Math.
+Program. 133, Cor. 1; constants differ between statements, and the rule only ranks candidates).  Here s² = sampling +
+privacy noise: a Poisson batch of rate q = b/n, normalised by b, has variance ≤ (1 − q)L²/b, and the noise σ on the
+gradient sum adds d·σ²/b².  σ comes from the central-limit calibration of Bu, Dong, Long, Su 2020 (arXiv:1911.11607, Thm
+5; :func:`dpconvex.accounting.noisy_sgd_bounds.poisson_clt_noise_multiplier`): in that regime σ/b ≈ 2L√T/(μn) whatever
+b, so at fixed T a larger batch only lowers the sampling term; every candidate therefore spends the whole work budget (E
+= :data:`MAX_PASSES`).  The comparator's norm is B = :data:`REFERENCE_NORM`, a public prior (rows of norm ≤ 1 and
+margins of a few units), and a regulariser λ adds its bias λB²/2.  The score is
 
     score(l) = B²/(2ηT) + η·(1 − q)·G²/b + η·d·σ²/b² + λB²/2,
 
-with G the per-example gradient bound (L, or the clip norm C below) and σ = G·z.  For each l the
-step is the bound's minimiser η* = B/√(2T·s²), s² = (1 − q)G²/b + dσ²/b², kept in
-[1/M, :data:`MAX_STEP_FACTOR`/M]: never below the classical 1/M, never where the gradient step
-stops being non-expansive (2/M); the bound is written for η ≤ 1/M and only ranks candidates above
-it.  The l of least score is trained.  A run too short to converge keeps a large B²/(2ηT); one too
-long pays σ ∝ √T: neither is picked.  Only n, d, (ε, δ), the loss's declared constants and the data
-bounds enter; the data never do.  The chosen σ is then calibrated exactly (PLD), so the
-approximation only affects the choice, never the certificate.
+with G the per-example gradient bound (L, or the clip norm C below) and σ = G·z.  For each l the step is the bound's
+minimiser η* = B/√(2T·s²), s² = (1 − q)G²/b + dσ²/b², kept in [1/M, :data:`MAX_STEP_FACTOR`/M]: never below the
+classical 1/M, never where the gradient step stops being non-expansive (2/M); the bound is written for η ≤ 1/M and only
+ranks candidates above it.  The l of least score is trained.  A run too short to converge keeps a large B²/(2ηT); one
+too long pays σ ∝ √T: neither is picked.  Only n, d, (ε, δ), the loss's declared constants and the data bounds enter;
+the data never do.  The chosen σ is then calibrated exactly (PLD), so the approximation only affects the choice, never
+the certificate.
 
-Clipping (margin losses ℓ = φ(y·θᵀx)).  Every per-example gradient is clipped at
-C = |φ'(0)|·X (:meth:`~dpconvex.objectives.losses.Loss.gradient_norm_at_zero`, X = ``data_norm``) when that is
-below L: the sensitivity becomes 2C (noisy_sgd's ``clip_norm``), no gradient changes at θ₀ = 0, and
-the run descends the convex loss with φ' capped at −C/‖x‖ — the logistic loss wherever the model
-classifies the example with margin ≥ 0 (C = X/2, half the noise), linear beyond.  For the
-huberised hinge |φ'(0)| = 1: C = L, nothing changes.  Measured on UCI Adult (5 folds × 2 seeds,
-δ = 1e-8, logistic, ε = 0.05): 79.4 % at C = L, η = 1/M; 80.7 % with C = X/2 and η ≈ 2/M at the
-same batches; halving the noise alone did not help at η = 1/M (the run was step-limited).
-K-class losses (:mod:`dpconvex.objectives.multiclass`): one-vs-rest clips each class's block at
+Clipping (margin losses ℓ = φ(y·θᵀx)).  Every per-example gradient is clipped at C = |φ'(0)|·X
+(:meth:`~dpconvex.objectives.losses.Loss.gradient_norm_at_zero`, X = ``data_norm``) when that is below L: the
+sensitivity becomes 2C (noisy_sgd's ``clip_norm``), no gradient changes at θ₀ = 0, and the run descends the convex loss
+with φ' capped at −C/‖x‖ — the logistic loss wherever the model classifies the example with margin ≥ 0 (C = X/2, half
+the noise), linear beyond.  For the huberised hinge |φ'(0)| = 1: C = L, nothing changes.  Measured on UCI Adult (5 folds
+× 2 seeds, δ = 1e-8, logistic, ε = 0.05): 79.4 % at C = L, η = 1/M; 80.7 % with C = X/2 and η ≈ 2/M at the same batches;
+halving the noise alone did not help at η = 1/M (the run was step-limited). K-class losses
+(:mod:`dpconvex.objectives.multiclass`): one-vs-rest clips each class's block at
 |φ'(0)|·X (a convex loss again); softmax cross-entropy is clipped at its gradient norm at W = 0,
-X·√((K − 1)/K) < L = √2·X, where for K ≥ 3 the clipped field is no convex loss's gradient — the
-composition certificate does not need one (its derivation note has the measurements).
+X·√((K − 1)/K) < L = √2·X, where for K ≥ 3 the clipped field is no convex loss's gradient — the composition certificate
+does not need one (its derivation note has the measurements).
 
-λ ("auto").  Under composition the noise does not depend on λ, so the bound's only λ-term is the
-bias λB²/2: the rule takes the weakest regulariser whose ball of radius √(2ℓ(0)/λ) (which holds
-the regularised minimiser) is no smaller than the distance the run can travel from θ₀ = 0,
-ηTG: λ = 2ℓ(0)/(ηTG)².  The certificate records the value used.
+λ ("auto").  Under composition the noise does not depend on λ, so the bound's only λ-term is the bias λB²/2: the rule
+takes the weakest regulariser whose ball of radius √(2ℓ(0)/λ) (which holds the regularised minimiser) is no smaller than
+the distance the run can travel from θ₀ = 0, ηTG: λ = 2ℓ(0)/(ηTG)².  The certificate records the value used.
 
 Do no harm.  When the chosen plan's noise is longer than the farthest the data can move the model
-(:mod:`dpconvex.mechanisms.do_no_harm`), the fit goes ahead with a
-:class:`~dpconvex.exceptions.LowUtilityWarning` (a ``UserWarning``; also a note of
-the certificate) naming the ε or n that would reach a useful model.
+(:mod:`dpconvex.mechanisms.do_no_harm`), the fit goes ahead with a :class:`~dpconvex.exceptions.LowUtilityWarning` (a
+``UserWarning``; also a note of the certificate) naming the ε or n that would reach a useful model.
 """
 
 from __future__ import annotations
@@ -129,7 +122,14 @@ SCORES_DETAIL = "auto_scores"
 
 @dataclasses.dataclass(frozen=True)
 class AutoChoice:
-    """The configuration ``auto`` trains, with every candidate's score (for the certificate's notes)."""
+    """The configuration ``auto`` trains, with every candidate's score (for the certificate's notes).
+
+    Attributes
+    ----------
+    l2_regularization, l2_rule, step_size, epochs, clip_norm, chosen, candidates, harm
+        λ and how it was set, η, E and C (None: no clipping), the chosen and every weighed :class:`AutoCandidate`,
+        and the do-no-harm warning (or None).
+    """
 
     l2_regularization: float
     l2_rule: str
@@ -203,10 +203,9 @@ PREDICTION_NOISE_RULE = ("the weakest l2 at which the released mean of iterates 
 def _prediction_noise_l2(chosen: AutoCandidate, dimension: int, data_norm: float, label_bound: float) -> float:
     """λ at which the tail average's noise moves a prediction by :data:`PREDICTION_NOISE`·Y (one sd).
 
-    Derivation note.  With λ-contraction over many steps (ηλT ≫ 1) the mean of the last T/2 iterates
-    carries noise ≈ (1/λ)·(mean of T/2 noise draws of sd σ/b per coordinate): sd (σ/b)/(λ√(T/2)) per
-    coordinate, so X·(σ/b)/(λ√(T/2)) on a prediction wᵀx, ‖x‖ ≤ X.  σ/b is the chosen candidate's
-    (its privacy-noise term is η·d·σ²/b²).
+    Derivation note.  With λ-contraction over many steps (ηλT ≫ 1) the mean of the last T/2 iterates carries noise ≈
+    (1/λ)·(mean of T/2 noise draws of sd σ/b per coordinate): sd (σ/b)/(λ√(T/2)) per coordinate, so X·(σ/b)/(λ√(T/2)) on
+    a prediction wᵀx, ‖x‖ ≤ X.  σ/b is the chosen candidate's (its privacy-noise term is η·d·σ²/b²).
     """
     noise = math.sqrt(chosen.privacy_noise / (chosen.step_size * dimension))
     return data_norm * noise / (PREDICTION_NOISE * label_bound * math.sqrt(chosen.steps / 2.0))
@@ -215,9 +214,9 @@ def _prediction_noise_l2(chosen: AutoCandidate, dimension: int, data_norm: float
 def _smoothness_and_lipschitz(problem: Problem, domain, l2: float) -> tuple[float, float]:
     """The loss's declared smoothness M and Lipschitz constant L on ``domain`` at λ = ``l2``.
 
-    The squared loss declares constants on a ball only (its gradient grows with ‖w‖): on an
-    unbounded domain L = ∞, and M = X² + λ, which does not depend on the radius, is read on the unit
-    ball.  Clipping at the gradient bound at θ = 0 (Y·X) then gives the run a finite sensitivity 2C.
+    The squared loss declares constants on a ball only (its gradient grows with ‖w‖): on an unbounded domain L = ∞, and
+    M = X² + λ, which does not depend on the radius, is read on the unit ball.  Clipping at the gradient bound at θ = 0
+    (Y·X) then gives the run a finite sensitivity 2C.
     """
     if domain.is_constrained or problem.loss.classification:
         constants = problem.constants(domain, l2)
@@ -279,11 +278,10 @@ def _choose(problem: Problem) -> AutoChoice:
 def select_configuration(n: int, dimension: int, **keywords) -> AutoChoice:
     """The configuration of least utility bound (module docstring) for n records and a ``dimension``-vector parameter.
 
-    ``keywords`` are those of :func:`auto` but the data and the seed (``loss``, ``epsilon``,
-    ``delta``, ``l2_regularization``, ``data_norm``, ``label_bound``, ``constraint``; its defaults
-    apply): ``l2_regularization="auto"`` applies the module's λ rule, a number fixes λ.  Only public
-    quantities are read.  Raises ``ValueError`` for a non-smooth loss or a constraint whose
-    projection is not Euclidean.
+    ``keywords`` are those of :func:`auto` but the data and the seed (``loss``, ``epsilon``, ``delta``,
+    ``l2_regularization``, ``data_norm``, ``label_bound``, ``constraint``; its defaults apply):
+    ``l2_regularization="auto"`` applies the module's λ rule, a number fixes λ.  Only public quantities are read.
+    Raises ``ValueError`` for a non-smooth loss or a constraint whose projection is not Euclidean.
     """
     return plan_for_shape(auto, _choose, n, dimension, keywords)
 
@@ -314,8 +312,8 @@ def plan(problem: Problem) -> AutoPlan:
     Parameters
     ----------
     problem : Problem
-        The problem record; its ``l2_regularization`` may be ``"auto"`` (the module's λ rule, or
-        λ = 0 for a non-smooth loss) and its target must be an ε.
+        The problem record; its ``l2_regularization`` may be ``"auto"`` (the module's λ rule, or λ = 0 for a non-smooth
+        loss) and its target must be an ε.
 
     Returns
     -------
@@ -342,8 +340,14 @@ def plan(problem: Problem) -> AutoPlan:
 def train(problem: Problem, plan: AutoPlan, random_state: RandomState = None) -> TrainingResult:
     """Train the chosen plan at the chosen λ; the certificate's notes say what was chosen and why.
 
-    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`auto`; returns the
-    :class:`~dpconvex.mechanisms.base.TrainingResult`.
+    Parameters
+    ----------
+    problem, plan, random_state
+        The problem :func:`plan` resolved, its plan, and ``random_state`` as in :func:`auto`.
+
+    Returns
+    -------
+    TrainingResult
     """
     result = plan.train(dataclasses.replace(problem, l2_regularization=plan.l2_regularization), plan.plan,
                         random_state)
@@ -361,15 +365,14 @@ def auto(X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | str =
 
     :func:`plan`, then :func:`train`, on the validated data.
 
-    A smooth loss is trained by :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd` as :func:`plan` configures it;
-    a non-smooth loss by :func:`~dpconvex.mechanisms.sco_noisy_sgd` with its defaults (λ = 0 for ``"auto"``).
+    A smooth loss is trained by :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd` as :func:`plan` configures it; a
+    non-smooth loss by :func:`~dpconvex.mechanisms.sco_noisy_sgd` with its defaults (λ = 0 for ``"auto"``).
 
     Parameters
     ----------
     X, y : array_like
-        Features (n, d) and targets (n,); rows above ``data_norm`` (and targets above
-        ``label_bound``) are clipped with a :class:`~dpconvex.exceptions.PrivacyLeakWarning`
-        (``strict=True``: ``ValueError``).
+        Features (n, d) and targets (n,); rows above ``data_norm`` (and targets above ``label_bound``) are clipped with
+        a :class:`~dpconvex.exceptions.PrivacyLeakWarning` (``strict=True``: ``ValueError``).
     loss : Loss
         Per-example loss with declared constants (smooth or not).
     l2_regularization : float or "auto", default="auto"
@@ -384,8 +387,8 @@ def auto(X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | str =
     data_norm, label_bound : float
         Declared bounds on ‖x‖₂ and |y|.
     constraint : Constraint or "auto", default="auto"
-        As in :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd` (``"auto"``: the ball of radius
-        √(2ℓ(0)/λ) at the λ used; unconstrained at λ = 0).
+        As in :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd` (``"auto"``: the ball of radius √(2ℓ(0)/λ) at the λ used;
+        unconstrained at λ = 0).
     strict : bool
         Refuse rows (targets) beyond their bound with a ``ValueError`` instead of clipping them.
     random_state : None, int or Generator

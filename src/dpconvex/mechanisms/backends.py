@@ -35,8 +35,18 @@ METHOD_BACKENDS: dict[str, tuple[str, ...]] = {
 
 
 def trained_method(loss: Loss) -> str:
-    """The registry name of the mechanism ``method="auto"`` trains ``loss`` with: ``"noisy_sgd"``, or
-    ``"sco_noisy_sgd"`` for a non-smooth loss (the only mechanism for one)."""
+    """The registry name of the mechanism ``method="auto"`` trains ``loss`` with.
+
+    Parameters
+    ----------
+    loss : Loss
+        The per-example loss (only its ``smooth`` flag is read).
+
+    Returns
+    -------
+    str
+        ``"noisy_sgd"``, or ``"sco_noisy_sgd"`` for a non-smooth loss (the only mechanism for one).
+    """
     return "noisy_sgd" if loss.smooth else "sco_noisy_sgd"
 
 
@@ -46,6 +56,16 @@ def data_backend(data: object) -> str:
     ``data`` is what a trainer was handed (arrays, a dask array or DataFrame, a
     :class:`~dpconvex.data.dask_data.DaskData`) or a problem's data (``InMemoryData``, ``DaskData``,
     ``DataShape``); anything without a ``backend`` of its class is ``"numpy"``.
+
+    Parameters
+    ----------
+    data : object
+        The data as above (only its type is read).
+
+    Returns
+    -------
+    str
+        ``"dask"`` or ``"numpy"``.
     """
     return "dask" if is_dask_collection(data) else getattr(type(data), "backend", "numpy")
 
@@ -58,6 +78,20 @@ def require_backend(method: str, data: object, loss: Loss) -> None:
     The backends of a method are its entry of :data:`METHOD_BACKENDS`; ``method="auto"`` stands for
     the mechanism ``auto`` trains ``loss`` with (:func:`trained_method`).  An unknown method passes
     (its plan refuses it).
+
+    Parameters
+    ----------
+    method : str
+        The registry name of the method (or ``"auto"``).
+    data : object
+        The data the method would read (only its type is read).
+    loss : Loss
+        The loss (read only for ``method="auto"``).
+
+    Raises
+    ------
+    ValueError
+        When ``method`` cannot read the backend of ``data``.
     """
     backend = data_backend(data)
     if backend == "numpy":  # every method reads memory (tests/test_registry.py)

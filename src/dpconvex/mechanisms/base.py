@@ -40,7 +40,15 @@ UNREGULARISED = ("refuse", "unconstrained")
 
 @dataclass(frozen=True)
 class TrainingResult:
-    """Released parameters and their certificate."""
+    """Released parameters and their certificate.
+
+    Attributes
+    ----------
+    coef : ndarray
+        The released parameter vector.
+    certificate : PrivacyCertificate
+        The privacy certificate of the release.
+    """
 
     coef: NDArray[np.float64]
     certificate: PrivacyCertificate
@@ -58,12 +66,38 @@ class Train(Protocol):
 
 
 def comparator_norm_bound(loss_at_zero: float, l2_regularization: float, radius: float) -> float:
-    """B = min(radius, √(2ℓ(0)/λ)): f_λ(w*) ≤ f_λ(0) ≤ ℓ(0) and ℓ ≥ 0 give (λ/2)‖w*‖² ≤ ℓ(0)."""
+    """B = min(radius, √(2ℓ(0)/λ)): f_λ(w*) ≤ f_λ(0) ≤ ℓ(0) and ℓ ≥ 0 give (λ/2)‖w*‖² ≤ ℓ(0).
+
+    Parameters
+    ----------
+    loss_at_zero : float
+        ℓ(0), the declared bound on the loss at w = 0.
+    l2_regularization : float
+        λ > 0.
+    radius : float
+        The radius of the constraint set (``inf`` when unconstrained).
+
+    Returns
+    -------
+    float
+        The bound B on the norm of the regularised minimiser.
+    """
     return float(min(radius, np.sqrt(2.0 * loss_at_zero / l2_regularization)))
 
 
 def auto_ball_radius(loss_at_zero: float, l2_regularization: float) -> float:
-    """√(2ℓ(0)/λ), the radius of the auto ball: :func:`comparator_norm_bound` with no other bound (λ > 0)."""
+    """√(2ℓ(0)/λ), the radius of the auto ball: :func:`comparator_norm_bound` with no other bound (λ > 0).
+
+    Parameters
+    ----------
+    loss_at_zero, l2_regularization : float
+        ℓ(0) and λ > 0.
+
+    Returns
+    -------
+    float
+        The radius.
+    """
     return comparator_norm_bound(loss_at_zero, l2_regularization, math.inf)
 
 

@@ -89,8 +89,19 @@ def needed_epsilon(ratio_at: Callable[[int, float], float], n: int, epsilon: flo
 def needed_records(ratio_at: Callable[[int, float], float], n: int, epsilon: float) -> int | None:
     """The least number of records (at this ε) whose plan reaches :data:`SIGNAL_TO_NOISE_THRESHOLD`.
 
-    Parameters are those of :func:`needed_epsilon`; ``None`` when no n up to 10⁶ times the given one
-    reaches it.
+    Parameters
+    ----------
+    ratio_at : callable
+        ``ratio_at(n, epsilon)``: the signal-to-noise ratio (module docstring) of ``auto``'s plan.
+    n : int
+        The number of records.
+    epsilon : float
+        The target ε.
+
+    Returns
+    -------
+    int or None
+        The least such n, or ``None`` when no n up to 10⁶ times the given one reaches it.
     """
     found = _least_passing(lambda value: ratio_at(int(value), epsilon), float(n), integer=True)
     return None if found is None else int(found)

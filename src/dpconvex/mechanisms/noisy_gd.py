@@ -37,7 +37,18 @@ UPDATE_RULE = "theta <- Proj_C(theta - step_size*(mean gradient + l2*theta) + sq
 
 
 def default_step_size(smoothness: float) -> float:
-    """η = 1/(2β): the classical smooth-GD step, inside both η < 1/β (Cor. 1) and η < 2/β (GDP)."""
+    """η = 1/(2β): the classical smooth-GD step, inside both η < 1/β (Cor. 1) and η < 2/β (GDP).
+
+    Parameters
+    ----------
+    smoothness : float
+        β, the smoothness of the regularised objective.
+
+    Returns
+    -------
+    float
+        η.
+    """
     return 0.5 / smoothness
 
 
@@ -65,6 +76,26 @@ def default_iterations(
 
     Running longer than the smaller of the two only adds noise (convex view) or is unnecessary
     (strongly convex view); the choice uses public quantities only.
+
+    Parameters
+    ----------
+    n, dimension : int
+        Records and the parameter vector's length d.
+    sensitivity : float
+        S_g, the gradient sensitivity.
+    strong_convexity : float
+        λ of the regularised objective.
+    step_size : float
+        η.
+    epsilon, delta : float
+        The target (ε, δ).
+    comparator_norm : float
+        B, a data-independent bound on ‖w*‖.
+
+    Returns
+    -------
+    int
+        K ≥ 1.
     """
     k_star = theorem4_iterations(n, dimension, strong_convexity, step_size, epsilon, delta)
     mu = gdp.gdp_mu(epsilon, delta)
@@ -82,7 +113,15 @@ def _initial_point(initialization: str, dimension: int, sigma: float, strong_con
 
 @dataclass(frozen=True)
 class NoisyGDPlan:
-    """A resolved noisy-GD run: the calibrated accounting event and the bound that certifies it."""
+    """A resolved noisy-GD run: the calibrated accounting event and the bound that certifies it.
+
+    Attributes
+    ----------
+    event : NoisyGDEvent
+        The accounting event (:class:`dpconvex.accounting.noisy_gd.NoisyGDEvent`), σ calibrated.
+    bound : str
+        ``"best"`` or the name of the bound that certifies the run.
+    """
 
     event: accountant.NoisyGDEvent
     bound: str
@@ -108,7 +147,7 @@ def plan(problem: Problem, *, step_size: float | str = "auto", iterations: int |
     ------
     ValueError
         Naming the option and its valid range, the unmet conditions of a named bound, or a
-        constraint whose projection is not Euclidean (:func:`._geometry.require_euclidean_projection`).
+        constraint whose projection is not Euclidean (``_geometry.require_euclidean_projection``).
     """
     constraint, n, dimension = problem.constraint, problem.n, problem.dimension
     epsilon, delta, sigma = problem.target.epsilon, problem.target.delta, problem.target.sigma
@@ -160,8 +199,18 @@ def plan(problem: Problem, *, step_size: float | str = "auto", iterations: int |
 def plan_noisy_gd(n: int, dimension: int, **keywords) -> accountant.NoisyGDEvent:
     """The event :func:`plan` calibrates for n records and a ``dimension``-vector parameter, without data.
 
-    ``keywords`` are those of :func:`noisy_gd` but the data and the seed (its defaults apply;
-    ``_keywords.plan_for_shape``).
+    Parameters
+    ----------
+    n, dimension : int
+        Records and the parameter vector's length.
+    **keywords
+        Those of :func:`noisy_gd` but the data and the seed (its defaults apply;
+        ``_keywords.plan_for_shape``).
+
+    Returns
+    -------
+    NoisyGDEvent
+        The calibrated event.
     """
     return plan_for_shape(noisy_gd, plan, n, dimension, keywords).event
 
@@ -169,8 +218,19 @@ def plan_noisy_gd(n: int, dimension: int, **keywords) -> accountant.NoisyGDEvent
 def train(problem: Problem, plan: NoisyGDPlan, random_state: RandomState = None) -> TrainingResult:
     """Run the planned noisy GD on the problem's data and certify the last iterate.
 
-    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`noisy_gd`; returns the
-    :class:`~dpconvex.mechanisms.base.TrainingResult`.
+    Parameters
+    ----------
+    problem : Problem
+        The problem :func:`plan` resolved.
+    plan : NoisyGDPlan
+        Its plan.
+    random_state : None, int or Generator
+        As in :func:`noisy_gd`.
+
+    Returns
+    -------
+    TrainingResult
+        The last iterate and its certificate (:class:`~dpconvex.mechanisms.base.TrainingResult`).
     """
     event, bound, constraint, loss = plan.event, plan.bound, problem.constraint, problem.loss
     dimension, l2, delta = problem.dimension, problem.l2, problem.target.delta
@@ -250,5 +310,10 @@ def noisy_gd(X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | s
     random_state : None, int or Generator
         ``None`` (default) draws noise from an OS-seeded generator — the only choice for a
         release.  A seed makes runs reproducible, for experiments and tests.
+
+    Returns
+    -------
+    TrainingResult
+        The last iterate and its certificate.
     """
     return train_with_keywords("noisy_gd", plan, train, locals())

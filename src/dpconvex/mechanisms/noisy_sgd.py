@@ -4,21 +4,18 @@ Update (the convention of every number in the certificate; :mod:`dpconvex.accoun
 
     θ_{k+1} = Π_C(θ_k − η·[(1/b)(Σ_{i∈B_k} clip(∇ℓ(θ_k; z_i)) + σ·ξ_k) + λθ_k]),   ξ_k ~ N(0, I),
 
-σ is the noise on the *sum* of per-example gradients, b the nominal batch size, θ₀ = 0, and only
-θ_T (or, with ``output="average"`` / ``"tail_average"``, the mean of θ_1..θ_T / of the last
-⌈T/2⌉ iterates) is released.  Batches: ``"poisson"``
-(every record independently with probability q = b/n at each step), ``"shuffled"`` (one secret
-random partition into ⌈n/b⌉ batches, cycled every epoch) or ``"cyclic"`` (rows in their given order).
+σ is the noise on the *sum* of per-example gradients, b the nominal batch size, θ₀ = 0, and only θ_T (or, with
+``output="average"`` / ``"tail_average"``, the mean of θ_1..θ_T / of the last ⌈T/2⌉ iterates) is released.  Batches:
+``"poisson"`` (every record independently with probability q = b/n at each step), ``"shuffled"`` (one secret random
+partition into ⌈n/b⌉ batches, cycled every epoch) or ``"cyclic"`` (rows in their given order).
 
-Derivation note (clipping keeps the hidden-state conditions).  For the library's losses a clipped
-per-example gradient is again the gradient of a convex function with the same smoothness:
-margin and squared losses have ∇ℓ = φ'(wᵀx)·x, and clipping to norm C replaces φ' by
-sign(φ')·min(|φ'|, C/‖x‖), still non-decreasing and no steeper; ½‖θ − x‖² becomes the Huber
-function of ‖θ − x‖ (convex, 1-smooth, no longer strongly convex).  So with clipping the step
-objective is λ-strongly convex and keeps the declared smoothness, and the sensitivity is
-min(2C, the declared one).  Poisson batches need bounded per-example gradients (the composition
-bound models the differing record's gradient g, ‖g‖ ≤ S_g/2, against −g): without clipping the
-declared Lipschitz constant L gives S_g = 2L.
+Derivation note (clipping keeps the hidden-state conditions).  For the library's losses a clipped per-example gradient
+is again the gradient of a convex function with the same smoothness: margin and squared losses have ∇ℓ = φ'(wᵀx)·x, and
+clipping to norm C replaces φ' by sign(φ')·min(|φ'|, C/‖x‖), still non-decreasing and no steeper; ½‖θ − x‖² becomes the
+Huber function of ‖θ − x‖ (convex, 1-smooth, no longer strongly convex).  So with clipping the step objective is
+λ-strongly convex and keeps the declared smoothness, and the sensitivity is min(2C, the declared one).  Poisson batches
+need bounded per-example gradients (the composition bound models the differing record's gradient g, ‖g‖ ≤ S_g/2, against
+−g): without clipping the declared Lipschitz constant L gives S_g = 2L.
 """
 
 from __future__ import annotations
@@ -66,10 +63,9 @@ RELEASED = {"last": "last iterate only", "average": "mean of all iterates",
 def default_batch_size(n: int) -> int:
     """b = ⌈√n⌉.
 
-    Rule: in the amplified regime the composition bound's noise at a fixed run length ηT does not
-    depend on b (σ/b ∝ √(ηT)/(nμ), see :func:`default_epochs`), so b only trades steps for work per
-    step; ⌈√n⌉ keeps the sampling rate q = 1/√n small (amplification stays effective) while the
-    number of steps per epoch, √n, stays moderate.
+    Rule: in the amplified regime the composition bound's noise at a fixed run length ηT does not depend on b (σ/b ∝
+    √(ηT)/(nμ), see :func:`default_epochs`), so b only trades steps for work per step; ⌈√n⌉ keeps the sampling rate q =
+    1/√n small (amplification stays effective) while the number of steps per epoch, √n, stays moderate.
     """
     return int(min(n, math.ceil(math.sqrt(n))))
 
@@ -83,14 +79,13 @@ def default_epochs(n: int, dimension: int, sensitivity: float, batch_size: int, 
                    epsilon: float, delta: float, comparator_norm: float) -> int:
     """E = ⌈R*·b/(ηn)⌉ for the run length R* = 2Bnμ/(S_g√d) that balances noisy SGD's error terms.
 
-    Derivation note.  Averaged SGD with noisy gradients has excess risk ≤ B²/(2R) + (η/2)E‖g‖²
-    (R = ηT, B = ‖θ₀ − w*‖; Bubeck 2015, arXiv:1405.4980, Thm 6.1).  The privacy noise adds
-    d·σ²/b² to E‖g‖².  Under composition with Poisson sampling, in the central-limit regime of
-    Bu, Dong, Long, Su 2020 (arXiv:1911.11607, Thm 5: μ ≈ q√(T(e^{1/z²} − 1)) ≈ q√T/z with
-    z = 2σ/S_g), a target μ needs σ = q√T·S_g/(2μ), so the noise term is d·R·S_g²/(8μ²n²), and
-    B²/(2R) + dRS_g²/(8μ²n²) is smallest at R* = 2Bnμ/(S_g√d).  μ is the GDP parameter meeting
-    (ε, δ) exactly (:func:`dpconvex.accounting.gdp.gdp_mu`); B is public
-    (:func:`dpconvex.mechanisms.base.comparator_norm_bound`).  Only public quantities enter.
+    Derivation note.  Averaged SGD with noisy gradients has excess risk ≤ B²/(2R) + (η/2)E‖g‖² (R = ηT, B = ‖θ₀ − w*‖;
+    Bubeck 2015, arXiv:1405.4980, Thm 6.1).  The privacy noise adds d·σ²/b² to E‖g‖².  Under composition with Poisson
+    sampling, in the central-limit regime of Bu, Dong, Long, Su 2020 (arXiv:1911.11607, Thm 5: μ ≈ q√(T(e^{1/z²} − 1)) ≈
+    q√T/z with z = 2σ/S_g), a target μ needs σ = q√T·S_g/(2μ), so the noise term is d·R·S_g²/(8μ²n²), and B²/(2R) +
+    dRS_g²/(8μ²n²) is smallest at R* = 2Bnμ/(S_g√d).  μ is the GDP parameter meeting (ε, δ) exactly
+    (:func:`dpconvex.accounting.gdp.gdp_mu`); B is public (:func:`dpconvex.mechanisms.base.comparator_norm_bound`).
+    Only public quantities enter.
     """
     mu = gdp.gdp_mu(epsilon, delta)
     run_length = 2.0 * comparator_norm * n * mu / (sensitivity * math.sqrt(dimension))
@@ -99,7 +94,14 @@ def default_epochs(n: int, dimension: int, sensitivity: float, batch_size: int, 
 
 @dataclass(frozen=True)
 class NoisySGDPlan:
-    """Resolved hyperparameters of a run: the calibrated accounting event and how to train it."""
+    """Resolved hyperparameters of a run: the calibrated accounting event and how to train it.
+
+    Attributes
+    ----------
+    event, constraint, clip_norm, strong_convexity, smoothness, lipschitz, bound, output, progress
+        The calibrated event, the projection's set, the clip norm (None: none), the declared constants, the
+        certifying bound (or ``"best"``), the resolved output and ``progress`` as in :func:`noisy_sgd`.
+    """
 
     event: accountant.NoisySGDEvent
     constraint: Constraint
@@ -128,8 +130,8 @@ def plan(problem: Problem, *, batching: str = "poisson", batch_size: int | str =
     Parameters
     ----------
     problem : Problem
-        The problem record (only its shape and declarations are read); its ``constraint`` may be
-        ``"auto"`` (the ball of radius √(2ℓ(0)/λ)).
+        The problem record (only its shape and declarations are read); its ``constraint`` may be ``"auto"`` (the ball of
+        radius √(2ℓ(0)/λ)).
     batching, batch_size, epochs, step_size, clip_norm, output, bound, progress
         As in :func:`noisy_sgd`.
 
@@ -140,9 +142,8 @@ def plan(problem: Problem, *, batching: str = "poisson", batch_size: int | str =
     Raises
     ------
     ValueError
-        Naming the option and its valid range, or the unmet conditions of a requested bound; a
-        constraint whose projection is not Euclidean is refused
-        (:func:`._geometry.require_euclidean_projection`).
+        Naming the option and its valid range, or the unmet conditions of a requested bound; a constraint whose
+        projection is not Euclidean is refused (``_geometry.require_euclidean_projection``).
     """
     loss, n, dimension, l2 = problem.loss, problem.n, problem.dimension, problem.l2
     epsilon, delta, sigma = problem.target.epsilon, problem.target.delta, problem.target.sigma
@@ -217,8 +218,16 @@ def plan(problem: Problem, *, batching: str = "poisson", batch_size: int | str =
 def plan_noisy_sgd(n: int, dimension: int, **keywords) -> NoisySGDPlan:
     """:func:`plan` for n records and a ``dimension``-vector parameter, without data.
 
-    ``keywords`` are those of :func:`noisy_sgd` but the data and the seed (its defaults apply;
-    ``_keywords.plan_for_shape``).
+    Parameters
+    ----------
+    n, dimension : int
+        Records and the parameter vector's length.
+    **keywords
+        Those of :func:`noisy_sgd` but the data and the seed (its defaults apply; ``_keywords.plan_for_shape``).
+
+    Returns
+    -------
+    NoisySGDPlan
     """
     return plan_for_shape(noisy_sgd, plan, n, dimension, keywords)
 
@@ -226,11 +235,11 @@ def plan_noisy_sgd(n: int, dimension: int, **keywords) -> NoisySGDPlan:
 def _clipping(loss: Loss, clip_norm: float | None) -> str:
     """The event's ``clipping``: "glm" where the clipped step stays convex and equally smooth, else "other".
 
-    GLM / margin losses φ(θᵀx; y): clipping caps φ' at ±C/‖x‖, a monotone, equally Lipschitz
-    derivative (hidden-state-bounds notes §1.8).  ½‖θ − x‖²: the clipped gradient (θ − x)·min(1,
-    C/‖θ − x‖) is the projection of θ − x on the C-ball, the gradient of the Huber function of
-    ‖θ − x‖ (the Moreau envelope of C‖·‖): convex and 1-smooth.  The strong convexity left is λ's
-    (``plan_noisy_sgd`` sets it so).  The hidden-state bounds refuse clipping of any other loss.
+    GLM / margin losses φ(θᵀx; y): clipping caps φ' at ±C/‖x‖, a monotone, equally Lipschitz derivative
+    (hidden-state-bounds notes §1.8).  ½‖θ − x‖²: the clipped gradient (θ − x)·min(1, C/‖θ − x‖) is the projection of θ
+    − x on the C-ball, the gradient of the Huber function of ‖θ − x‖ (the Moreau envelope of C‖·‖): convex and 1-smooth.
+    The strong convexity left is λ's (``plan_noisy_sgd`` sets it so).  The hidden-state bounds refuse clipping of any
+    other loss.
     """
     if clip_norm is None:
         return "none"
@@ -241,11 +250,11 @@ def _every_batch_strong_convexity(strong_convexity: float, l2_regularization: fl
                                   batching: str) -> float:
     """The strong convexity m that holds for EVERY step objective F_B = (1/b)Σ_{i∈B} ℓ_i + (λ/2)‖θ‖².
 
-    Derivation note.  The update normalises by the nominal b, so F_B is λ + m_ℓ·|B|/b strongly convex
-    (m_ℓ = the per-example loss's own strong convexity, e.g. 1 for ½‖θ − x‖²).  A full batch gives the
-    declared λ + m_ℓ; the shorter last batch of a partition with b ∤ n gives λ + m_ℓ·(n − (l − 1)b)/b,
-    and a Poisson batch may be empty (λ).  The contraction c = max{|1 − ηm|, |1 − ηM|} of the
-    hidden-state bounds must hold at every step, so the smallest value is the one to declare.
+    Derivation note.  The update normalises by the nominal b, so F_B is λ + m_ℓ·|B|/b strongly convex (m_ℓ = the
+    per-example loss's own strong convexity, e.g. 1 for ½‖θ − x‖²).  A full batch gives the declared λ + m_ℓ; the
+    shorter last batch of a partition with b ∤ n gives λ + m_ℓ·(n − (l − 1)b)/b, and a Poisson batch may be empty (λ).
+    The contraction c = max{|1 − ηm|, |1 − ηM|} of the hidden-state bounds must hold at every step, so the smallest
+    value is the one to declare.
     """
     own = strong_convexity - l2_regularization
     if batching == "poisson":
@@ -257,8 +266,14 @@ def _every_batch_strong_convexity(strong_convexity: float, l2_regularization: fl
 def train(problem: Problem, plan: NoisySGDPlan, random_state: RandomState = None) -> TrainingResult:
     """Run the planned noisy SGD on the problem's data and certify the release.
 
-    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`noisy_sgd`; returns the
-    :class:`~dpconvex.mechanisms.base.TrainingResult`.
+    Parameters
+    ----------
+    problem, plan, random_state
+        The problem :func:`plan` resolved, its plan, and ``random_state`` as in :func:`noisy_sgd`.
+
+    Returns
+    -------
+    TrainingResult
     """
     event, delta = plan.event, problem.target.delta
     privacy = accountant.account(event, delta, bound=plan.bound)
@@ -341,9 +356,8 @@ def noisy_sgd(X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | 
     Parameters
     ----------
     X, y : array_like
-        Features (n, d) and targets (n,); rows above ``data_norm`` (and targets above
-        ``label_bound``) are clipped with a :class:`~dpconvex.exceptions.PrivacyLeakWarning`
-        (``strict=True``: ``ValueError``).
+        Features (n, d) and targets (n,); rows above ``data_norm`` (and targets above ``label_bound``) are clipped with
+        a :class:`~dpconvex.exceptions.PrivacyLeakWarning` (``strict=True``: ``ValueError``).
     loss : Loss
         A smooth per-example loss with declared constants.
     l2_regularization : float
@@ -357,29 +371,27 @@ def noisy_sgd(X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | 
     strict : bool
         Refuse rows (targets) beyond their bound with a ``ValueError`` instead of clipping them.
     batching : {"poisson", "shuffled", "cyclic"}, default="poisson"
-        Poisson subsampling (rate b/n; certified by composition with amplification), one secret
-        random partition cycled every epoch, or the rows' given order.  Shuffled and cyclic runs
-        share their bounds (composition over epochs and Bok et al. Thm 4.5): no implemented bound
-        relies on the permutation staying secret, so exposing it voids nothing.
+        Poisson subsampling (rate b/n; certified by composition with amplification), one secret random partition cycled
+        every epoch, or the rows' given order.  Shuffled and cyclic runs share their bounds (composition over epochs and
+        Bok et al. Thm 4.5): no implemented bound relies on the permutation staying secret, so exposing it voids
+        nothing.
     batch_size, epochs, step_size : int, int, float or "auto"
-        ``"auto"``: :func:`default_batch_size`, :func:`default_epochs` (needs ``epsilon``),
-        :func:`default_step_size`.  The step must lie in (0, 2/M).
+        ``"auto"``: :func:`default_batch_size`, :func:`default_epochs` (needs ``epsilon``), :func:`default_step_size`.
+        The step must lie in (0, 2/M).
     constraint : Constraint or "auto", default="auto"
-        The L2 ball of the projection; ``"auto"`` is the ball of radius √(2ℓ(0)/λ), which holds the
-        regularised minimiser (unconstrained when λ = 0).  The bounds use a non-expansive
-        (Euclidean) projection: an ``LpBall`` with p < 2 raises ``ValueError``.
+        The L2 ball of the projection; ``"auto"`` is the ball of radius √(2ℓ(0)/λ), which holds the regularised
+        minimiser (unconstrained when λ = 0).  The bounds use a non-expansive (Euclidean) projection: an ``LpBall`` with
+        p < 2 raises ``ValueError``.
     clip_norm : float, optional
-        Clip every per-example gradient to this L2 norm (for losses without a finite Lipschitz
-        constant on the domain); the sensitivity becomes min(2·clip_norm, declared).
+        Clip every per-example gradient to this L2 norm (for losses without a finite Lipschitz constant on the domain);
+        the sensitivity becomes min(2·clip_norm, declared).
     output : {"auto", "last", "average", "tail_average"}, default="auto"
-        Release θ_T, the mean of θ_1..θ_T, or the mean of the last ⌈T/2⌉ iterates (suffix
-        averaging; a mean of iterates is a function of each of them, so both means are certified by
-        composition only); ``"auto"`` releases the mean when the best certificate is composition anyway (see
-        :data:`OUTPUTS`), else θ_T.
+        Release θ_T, the mean of θ_1..θ_T, or the mean of the last ⌈T/2⌉ iterates (suffix averaging; a mean of iterates
+        is a function of each of them, so both means are certified by composition only); ``"auto"`` releases the mean
+        when the best certificate is composition anyway (see :data:`OUTPUTS`), else θ_T.
     bound : str, default="best"
-        ``"best"`` (smallest ε over the applicable bounds of
-        :data:`dpconvex.accounting.noisy_sgd.BOUNDS`) or one name; names in
-        :data:`~dpconvex.accounting.noisy_sgd.EXCLUDED` are refused with the reason.
+        ``"best"`` (smallest ε over the applicable bounds of :data:`dpconvex.accounting.noisy_sgd.BOUNDS`) or one name;
+        names in :data:`~dpconvex.accounting.noisy_sgd.EXCLUDED` are refused with the reason.
     progress : bool or None, default=None
         Progress bar over the steps; ``None`` shows it on a terminal for runs longer than 2 s.
     random_state : None, int or Generator

@@ -70,7 +70,15 @@ def _run(data: InMemoryData, loss: Loss, l2: float, schedule: accountant.SGDSche
 
 @dataclass(frozen=True)
 class OutputPerturbationPlan:
-    """A resolved output-perturbation run: the variant and the calibrated event (its schedule and σ)."""
+    """A resolved output-perturbation run: the variant and the calibrated event (its schedule and σ).
+
+    Attributes
+    ----------
+    variant : {"nsgd", "rsgd_ar", "outpert_gd"}
+        The variant trained.
+    event : OutputPerturbationEvent
+        The accounting event: the schedule and the calibrated σ.
+    """
 
     variant: str
     event: accountant.OutputPerturbationEvent
@@ -147,8 +155,19 @@ def plan(problem: Problem, *, variant: str = "rsgd_ar", batch_size: int | str = 
 def train(problem: Problem, plan: OutputPerturbationPlan, random_state: RandomState = None) -> TrainingResult:
     """Run the planned schedule on the problem's data, release w_T + N(0, σ² I) and certify it.
 
-    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`output_perturbation_sgd`; returns the
-    :class:`~dpconvex.mechanisms.base.TrainingResult`.
+    Parameters
+    ----------
+    problem : Problem
+        The problem :func:`plan` resolved.
+    plan : OutputPerturbationPlan
+        Its plan.
+    random_state : None, int or Generator
+        As in :func:`output_perturbation_sgd`.
+
+    Returns
+    -------
+    TrainingResult
+        The noisy iterate and its certificate (:class:`~dpconvex.mechanisms.base.TrainingResult`).
     """
     event, variant, constraint = plan.event, plan.variant, problem.constraint
     schedule = event.schedule
@@ -203,20 +222,61 @@ def output_perturbation_sgd(X: NDArray, y: NDArray, *, loss: Loss, l2_regulariza
         Must lie in (0, 2/L) so that the first epoch contracts.
     averaging_interval : int or "auto"
         τ of RSGD-AR (``"auto"``: 5); ignored by the other variants.
+
+    Returns
+    -------
+    TrainingResult
+        The noisy iterate and its certificate.
     """
     return train_with_keywords(variant, plan, train, locals())
 
 
 def nsgd(X, y, **kwargs) -> TrainingResult:
-    """Chen et al. Alg. 1 (fixed batch order, η₀/s); see :func:`output_perturbation_sgd`."""
+    """Chen et al. Alg. 1 (fixed batch order, η₀/s); see :func:`output_perturbation_sgd`.
+
+    Parameters
+    ----------
+    X, y : array_like
+        Features and targets.
+    **kwargs
+        The keywords of :func:`output_perturbation_sgd` but ``variant``.
+
+    Returns
+    -------
+    TrainingResult
+    """
     return output_perturbation_sgd(X, y, variant="nsgd", **kwargs)
 
 
 def rsgd_ar(X, y, **kwargs) -> TrainingResult:
-    """Chen et al. Alg. 3 (permuted batches, averaging, restarts); see :func:`output_perturbation_sgd`."""
+    """Chen et al. Alg. 3 (permuted batches, averaging, restarts); see :func:`output_perturbation_sgd`.
+
+    Parameters
+    ----------
+    X, y : array_like
+        Features and targets.
+    **kwargs
+        The keywords of :func:`output_perturbation_sgd` but ``variant``.
+
+    Returns
+    -------
+    TrainingResult
+    """
     return output_perturbation_sgd(X, y, variant="rsgd_ar", **kwargs)
 
 
 def outpert_gd(X, y, **kwargs) -> TrainingResult:
-    """OutPert-GD (Chen et al. Prop. 2; Zhang et al. 2017): full-batch GD at η = 2/(L+μ)."""
+    """OutPert-GD (Chen et al. Prop. 2; Zhang et al. 2017): full-batch GD at η = 2/(L+μ).
+
+    Parameters
+    ----------
+    X, y : array_like
+        Features and targets.
+    **kwargs
+        The keywords of :func:`output_perturbation_sgd` but ``variant``.
+
+    Returns
+    -------
+    TrainingResult
+    """
     return output_perturbation_sgd(X, y, variant="outpert_gd", **kwargs)

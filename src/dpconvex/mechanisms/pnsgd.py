@@ -70,6 +70,24 @@ def default_step_size(
     level), so the rule spends no privacy.  The bound is minimised over a log grid of η in
     [10⁻⁸/β, 1/β]; when noise dominates the minimiser is tiny and the output stays near x_0 — the
     honest answer of the bound at that (ε, n).
+
+    Parameters
+    ----------
+    n : int
+        The number of steps (one per record).
+    smoothness, strong_convexity : float
+        β and λ of the objective.
+    radius : float
+        R, the radius of the constraint ball.
+    gradient_bound : float
+        L + λR, the bound on the regularised gradient's norm.
+    noise_variance : float
+        E‖Z‖² of the noise added to each step.
+
+    Returns
+    -------
+    float
+        η.
     """
     etas = np.geomspace(1e-8, 1.0, 2001) / smoothness
     g2 = gradient_bound**2 + noise_variance
@@ -110,7 +128,17 @@ def _check_options(noise: str, dimension: int, constraint: Constraint | str, ran
 
 @dataclass(frozen=True)
 class PNSGDPlan:
-    """A resolved PNSGD run: the accounting event (noise level, step size, stopping rule), the noise family, K."""
+    """A resolved PNSGD run: the accounting event (noise level, step size, stopping rule), the noise family, K.
+
+    Attributes
+    ----------
+    event : PNSGDEvent
+        The accounting event.
+    noise : str
+        The noise family (a key of ``dpconvex.accounting.hockey_stick.NOISES``).
+    constraint : L2Ball
+        The ball K of the projection.
+    """
 
     event: accountant.PNSGDEvent
     noise: str
@@ -171,9 +199,20 @@ def plan(problem: Problem, *, noise: str = "gaussian", random_stop: bool = False
 def train(problem: Problem, plan: PNSGDPlan, random_state: RandomState = None) -> TrainingResult:
     """Run the planned pass over the problem's rows in order and certify the released iterate per record.
 
-    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`pnsgd`; returns the
-    :class:`~dpconvex.mechanisms.base.TrainingResult` (its certificate's ``record_profile[t − 1]``
-    is δ_t at the certified ε).
+    Parameters
+    ----------
+    problem : Problem
+        The problem :func:`plan` resolved.
+    plan : PNSGDPlan
+        Its plan.
+    random_state : None, int or Generator
+        As in :func:`pnsgd`.
+
+    Returns
+    -------
+    TrainingResult
+        The released iterate and its certificate (its ``record_profile[t − 1]`` is δ_t at the
+        certified ε).
     """
     event, noise, constraint = plan.event, plan.noise, plan.constraint
     n, dimension, l2, loss = problem.n, problem.dimension, problem.l2, problem.loss

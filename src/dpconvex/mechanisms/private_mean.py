@@ -50,6 +50,18 @@ def mean_epsilon(n: int, epsilon: float) -> float:
     The Laplace noise's sd is √2·2Y/(n·ε₁), so the aim needs ε₁ = 2√2/(MEAN_PRECISION·n); with few
     records that is more than the model could use anyway (its own noise is then larger), with many a
     tenth of ε already exceeds it.  Only n and ε enter.
+
+    Parameters
+    ----------
+    n : int
+        The number of records.
+    epsilon : float
+        The fit's whole ε.
+
+    Returns
+    -------
+    float
+        ε₁.
     """
     aim = 2.0 * math.sqrt(2.0) / (MEAN_PRECISION * n)
     return float(min(MAX_MEAN_SHARE * epsilon, max(MEAN_SHARE * epsilon, aim)))
@@ -62,7 +74,21 @@ MEAN_THEOREM = ("the intercept: Laplace mechanism on the mean of the clipped tar
 
 @dataclasses.dataclass(frozen=True)
 class PrivateMean:
-    """A released intercept: the noisy mean ``value`` (in [−bound, bound]), its ε and its Laplace ``scale``."""
+    """A released intercept: the noisy mean ``value`` (in [−bound, bound]), its ε and its Laplace ``scale``.
+
+    Attributes
+    ----------
+    value : float
+        The released mean, clipped to [−bound, bound].
+    epsilon : float
+        ε spent on it.
+    scale : float
+        The Laplace noise's scale 2·bound/(n·ε).
+    bound : float
+        Y, the declared bound on |y|.
+    n : int
+        The number of records.
+    """
 
     value: float
     epsilon: float

@@ -17,7 +17,7 @@ import inspect
 import sys
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -76,7 +76,13 @@ class PrivacyTarget:
 
 @dataclass(frozen=True)
 class DataShape:
-    """All a plan may read of the data: ``n`` records of ``n_features`` features (for planning without data)."""
+    """All a plan may read of the data: ``n`` records of ``n_features`` features (for planning without data).
+
+    Attributes
+    ----------
+    n, n_features : int
+        The numbers of records and of features.
+    """
 
     n: int
     n_features: int
@@ -120,7 +126,7 @@ class Problem:
 
     def __post_init__(self) -> None:
         if not (isinstance(self.l2_regularization, str) and self.l2_regularization == "auto"):
-            check_positive(self.l2_regularization, "l2_regularization", zero=True)
+            check_positive(cast(float, self.l2_regularization), "l2_regularization", zero=True)
 
     @classmethod
     def from_arrays(
@@ -187,10 +193,12 @@ class Problem:
         if is_dask_collection(X):
             from dpconvex.data.dask_data import DaskData
 
-            data = DaskData.from_array(X, y, data_norm=data_norm, label_bound=targets_bound, strict=strict, loss=loss)
+            data: DaskData | InMemoryData = DaskData.from_array(  # X is a dask collection here
+                X, y, data_norm=data_norm, label_bound=targets_bound, strict=strict, loss=loss)  # type: ignore[arg-type]
             return _warn_large_delta(dataclasses.replace(problem, data=data))
         if isinstance(X, ValidatedRows):  # validated by the caller, its norms computed in that pass
-            X, y, norms = X.X, check_targets(y, X.X.shape[0]), X.norms
+            rows = X
+            X, y, norms = rows.X, check_targets(y, rows.X.shape[0]), rows.norms
         else:
             X, y, norms = check_training_data(X, y)  # X as given (float64 is not copied) and its row norms
         loss.check_labels(y)
@@ -225,7 +233,7 @@ class Problem:
         """λ as a number; ``ValueError`` for ``"auto"``, which only ``method="auto"`` resolves."""
         if self.l2_regularization == "auto":
             raise ValueError("l2_regularization='auto' is chosen by method='auto' only; give a number >= 0.")
-        return self.l2_regularization
+        return cast(float, self.l2_regularization)
 
     def constants(self, constraint: Constraint, l2: float | None = None) -> LossConstants:
         """The loss's declared constants on ``constraint`` at λ = ``l2`` (default: :attr:`l2`), computed once."""

@@ -58,6 +58,26 @@ def default_step_size(n: int, diameter: float, lipschitz: float, sigma: float, n
     For Φ = ½‖·‖_p², (p − 1)-strongly convex w.r.t. ‖·‖_p, the same OSMD regret bound (Bubeck and
     Cesa-Bianchi 2012, Thm 5.5, as used in Thm 4) is balanced by the extra factor √(p − 1), with the
     dual-norm bounds L_q ≤ L₂ (q ≥ 2) and E‖ξ‖_q ≤ σ·``noise_norm_factor``.
+
+    Parameters
+    ----------
+    n : int
+        The number of records.
+    diameter : float
+        D, the diameter of W.
+    lipschitz : float
+        L, the Lipschitz constant on W.
+    sigma : float
+        σ, the noise's standard deviation.
+    noise_norm_factor : float
+        The potential's bound on E‖ξ/σ‖_* (√d for the Euclidean one).
+    strong_convexity_of_potential : float, default=1.0
+        p − 1 for Φ = ½‖·‖_p² (1 for the Euclidean potential).
+
+    Returns
+    -------
+    float
+        η.
     """
     return math.sqrt(strong_convexity_of_potential) * diameter / (
         math.sqrt(n) * (lipschitz + sigma * noise_norm_factor))
@@ -88,7 +108,21 @@ def _resolve_geometry(potential, problem: Problem):
 @dataclass(frozen=True)
 class SCOPlan:
     """A resolved run of Algorithm 1: the event (σ, n, sensitivity), the set W, the mirror map, the step size
-    and the loss's constants on W."""
+    and the loss's constants on W.
+
+    Attributes
+    ----------
+    event : SCOEvent
+        The accounting event (σ, n, sensitivity).
+    constraint : Constraint
+        The bounded set W.
+    potential : EuclideanPotential or PNormPotential
+        The mirror map Φ.
+    step_size : float
+        η.
+    constants : LossConstants
+        The loss's constants on W.
+    """
 
     event: accountant.SCOEvent
     constraint: Constraint
@@ -140,8 +174,19 @@ def plan(problem: Problem, *, step_size: float | str = "auto",
 def train(problem: Problem, plan: SCOPlan, random_state: RandomState = None) -> TrainingResult:
     """Run Algorithm 1 as planned on the problem's data and certify the averaged output.
 
-    ``problem`` is the one :func:`plan` resolved, ``random_state`` as in :func:`sco_noisy_sgd`; returns the
-    :class:`~dpconvex.mechanisms.base.TrainingResult`.
+    Parameters
+    ----------
+    problem : Problem
+        The problem :func:`plan` resolved.
+    plan : SCOPlan
+        Its plan.
+    random_state : None, int or Generator
+        As in :func:`sco_noisy_sgd`.
+
+    Returns
+    -------
+    TrainingResult
+        The averaged output and its certificate (:class:`~dpconvex.mechanisms.base.TrainingResult`).
     """
     event, constraint, potential, step_size = plan.event, plan.constraint, plan.potential, plan.step_size
     n, dimension, l2, loss, delta = problem.n, problem.dimension, problem.l2, problem.loss, problem.target.delta
@@ -235,5 +280,10 @@ def sco_noisy_sgd(X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: floa
         The mirror map Φ.
     random_state : None, int or Generator
         ``None`` (default): OS-seeded noise and sampling — the only choice for a release.
+
+    Returns
+    -------
+    TrainingResult
+        The averaged output and its certificate.
     """
     return train_with_keywords("sco_noisy_sgd", plan, train, locals(), require_smooth=False)

@@ -87,6 +87,18 @@ SCORINGS: dict[str, Scoring] = {s.name: s for s in [
 def repetition_law(runs_distribution: str, expected_runs: float) -> tuning.RepetitionLaw:
     """The law of the number of runs K: Poisson, or the geometric / logarithmic truncated negative binomial.
 
+    Parameters
+    ----------
+    runs_distribution : {"poisson", "geometric", "logarithmic"}
+        The law's family (a key of :data:`RUNS_DISTRIBUTIONS`).
+    expected_runs : float
+        E[K].
+
+    Returns
+    -------
+    RepetitionLaw
+        The law (:mod:`dpconvex.accounting.hyperparameter_tuning`).
+
     Raises
     ------
     ValueError
@@ -104,7 +116,20 @@ def repetition_law(runs_distribution: str, expected_runs: float) -> tuning.Repet
 
 
 def score_noise_sd(sensitivity: float, mu: float) -> float:
-    """The standard deviation Δ/μ of the score's Gaussian noise: a score moved by at most Δ is then μ-GDP."""
+    """The standard deviation Δ/μ of the score's Gaussian noise: a score moved by at most Δ is then μ-GDP.
+
+    Parameters
+    ----------
+    sensitivity : float
+        Δ, the score's sensitivity.
+    mu : float
+        μ > 0.
+
+    Returns
+    -------
+    float
+        Δ/μ.
+    """
     return sensitivity / mu
 
 
@@ -141,7 +166,17 @@ def validation_run(train: Callable[[float, int], Any], scoring: Scoring, X_val: 
 
 @dataclass(frozen=True)
 class Selection:
-    """What the selection releases: the winning run's λ, its fitted output and its noisy score."""
+    """What the selection releases: the winning run's λ, its fitted output and its noisy score.
+
+    Attributes
+    ----------
+    value : float
+        The winning run's λ.
+    output : object
+        Its fitted output.
+    score : float
+        Its noisy score.
+    """
 
     value: float
     output: Any
@@ -182,6 +217,16 @@ def candidate_mu(event: noisy_gd_accountant.NoisyGDEvent) -> float:
     """μ of a noisy_gd run's μ-GDP guarantee: the least over its accountant's applicable GDP bounds.
 
     Every candidate has λ > 0 and η < 2/β (the plan enforces it), so the ``gdp`` bound always applies.
+
+    Parameters
+    ----------
+    event : NoisyGDEvent
+        The candidate's planned noisy_gd run.
+
+    Returns
+    -------
+    float
+        μ.
     """
     bounds = noisy_gd_accountant.BOUNDS
     return min(bounds[name].gdp_mu(event) for name in noisy_gd_accountant.applicable_bounds(event)
@@ -190,7 +235,20 @@ def candidate_mu(event: noisy_gd_accountant.NoisyGDEvent) -> float:
 
 def base_mu(per_run_mu: float, candidates: Iterable[noisy_gd_accountant.NoisyGDEvent]) -> float:
     """μ_Q of a run: max(μ, every candidate's GDP μ) — the score is μ-GDP, the training μ_λ-GDP, and a
-    replaced record lies in one part (:mod:`dpconvex.estimators.model_selection`'s derivation note)."""
+    replaced record lies in one part (:mod:`dpconvex.estimators.model_selection`'s derivation note).
+
+    Parameters
+    ----------
+    per_run_mu : float
+        μ, the score's budget.
+    candidates : iterable of NoisyGDEvent
+        The candidates' planned noisy_gd runs.
+
+    Returns
+    -------
+    float
+        μ_Q.
+    """
     return max(per_run_mu, *(candidate_mu(event) for event in candidates))
 
 
@@ -201,6 +259,20 @@ def calibrate_per_run_mu(law: tuning.RepetitionLaw, epsilon: float, delta: float
     ``candidates_at(μ)`` gives the candidates' planned noisy_gd runs at the per-run budget μ (one per λ
     of the grid); the search (:func:`~dpconvex.accounting.hyperparameter_tuning.calibrate_base_mu`)
     starts from the μ of runs that are exactly μ-GDP.
+
+    Parameters
+    ----------
+    law : RepetitionLaw
+        The law of the number of runs.
+    epsilon, delta : float
+        The selection's target (ε, δ).
+    candidates_at : callable
+        As above.
+
+    Returns
+    -------
+    float
+        The per-run budget μ.
     """
     return tuning.calibrate_base_mu(
         law, epsilon, delta, event_of=lambda mu: tuning.TuningEvent(law, base_mu=base_mu(mu, candidates_at(mu))),
@@ -214,6 +286,27 @@ def selection_certificate(law: tuning.RepetitionLaw, base_mu: float, delta: floa
     ``sigma`` is 1/``base_mu`` (each run is (1/σ)-GDP; ``per_run_mu`` ≤ ``base_mu`` is the budget the
     runs were calibrated to, below it when a candidate's own GDP μ is larger), ``iterations`` those of the
     released run; ``notes`` are followed by why each other bound lost or did not apply.
+
+    Parameters
+    ----------
+    law : RepetitionLaw
+        The law of the number of runs.
+    base_mu : float
+        μ_Q of every run.
+    delta : float
+        δ of the certificate.
+    per_run_mu : float
+        The budget the runs were calibrated to.
+    iterations : int
+        The released run's iterations.
+    assumptions : dict
+        Assumptions to record, before the law's.
+    notes : tuple of str
+        The certificate's first notes.
+
+    Returns
+    -------
+    PrivacyCertificate
     """
     account = tuning.account(tuning.TuningEvent(law, base_mu=base_mu), delta)
     return PrivacyCertificate(

@@ -1,9 +1,8 @@
 """Losses with vectorised per-example gradients and declared constants.
 
-Every loss is a per-example loss ℓ(w; x, y); the training objective is
-``f(w) = (1/n) Σᵢ ℓ(w; xᵢ, yᵢ) + (λ/2)‖w‖²`` with λ = ``l2_regularization``.  Given the data
-bounds (``data_norm`` = X ≥ ‖x‖₂, ``label_bound`` = Y ≥ |y| for regression) and the constraint
-set, :meth:`Loss.constants` states the constants the privacy theorems need:
+Every loss is a per-example loss ℓ(w; x, y); the training objective is ``f(w) = (1/n) Σᵢ ℓ(w; xᵢ, yᵢ) + (λ/2)‖w‖²`` with
+λ = ``l2_regularization``.  Given the data bounds (``data_norm`` = X ≥ ‖x‖₂, ``label_bound`` = Y ≥ |y| for regression)
+and the constraint set, :meth:`Loss.constants` states the constants the privacy theorems need:
 
 * ``lipschitz``: L with ‖∇ℓ(w; x, y)‖ ≤ L on the constraint set (unregularised ℓ);
 * ``gradient_sensitivity``: S_g = sup ‖∇ℓ(w; d) − ∇ℓ(w; d')‖ ≤ 2L — the L2 sensitivity of the
@@ -125,9 +124,9 @@ class Loss(ABC):
                      row_norms: NDArray | None = None) -> NDArray[np.float64]:
         """Σᵢ clip(∇ℓ(w; xᵢ, yᵢ)), each gradient scaled to L2 norm ≤ ``clip_norm`` (``None``: no clipping).
 
-        For gᵢ·xᵢ gradients the norm is |gᵢ|·‖xᵢ‖, so the clipped sum is Xᵀ(gᵢ·min(1, C/(|gᵢ|‖xᵢ‖)))
-        — one matrix–vector product, no (n, d) matrix.  ``row_norms`` (‖xᵢ‖, shape (n,)) may be
-        passed to avoid recomputing them at every step.
+        For gᵢ·xᵢ gradients the norm is |gᵢ|·‖xᵢ‖, so the clipped sum is Xᵀ(gᵢ·min(1, C/(|gᵢ|‖xᵢ‖))) — one matrix–vector
+        product, no (n, d) matrix.  ``row_norms`` (‖xᵢ‖, shape (n,)) may be passed to avoid recomputing them at every
+        step.
         """
         weights = self.gradient_weights(w, X, y)
         if clip_norm is not None:
@@ -146,9 +145,8 @@ class Loss(ABC):
     def gradient_norm_at_zero(self, data_norm: float, label_bound: float | None = None) -> float | None:
         """A bound on ‖∇ℓ(0; x, y)‖ over the data domain (clipping at it changes no gradient at θ = 0), or None.
 
-        None where the loss declares no such clip (e.g. ½‖θ − x‖², whose gradient at 0 is the data
-        itself).  Whether the clipped field is still the gradient of a convex loss is
-        :attr:`clipping_keeps_convexity`.
+        None where the loss declares no such clip (e.g. ½‖θ − x‖², whose gradient at 0 is the data itself).  Whether the
+        clipped field is still the gradient of a convex loss is :attr:`clipping_keeps_convexity`.
         """
         return None
 
@@ -186,10 +184,10 @@ class _MarginLoss(Loss):
     def gradient_norm_at_zero(self, data_norm: float, label_bound: float | None = None) -> float:
         """‖∇ℓ(0; x, y)‖ ≤ |φ'(0)|·``data_norm``: the largest per-example gradient at θ = 0.
 
-        Clipping every per-example gradient at C ≥ this bound changes no gradient at θ = 0 and,
-        for a margin loss, replaces φ'(z) by max(φ'(z), −C/‖x‖): the gradient of a convex loss that
-        equals ℓ wherever |φ'(z)|·‖x‖ ≤ C (for the logistic loss: on every example the model
-        classifies with margin z ≥ 0) and grows linearly, with slope C/‖x‖, elsewhere.
+        Clipping every per-example gradient at C ≥ this bound changes no gradient at θ = 0 and, for a margin loss,
+        replaces φ'(z) by max(φ'(z), −C/‖x‖): the gradient of a convex loss that equals ℓ wherever |φ'(z)|·‖x‖ ≤ C (for
+        the logistic loss: on every example the model classifies with margin z ≥ 0) and grows linearly, with slope
+        C/‖x‖, elsewhere.
         """
         return float(abs(self.dphi(np.array(0.0)))) * data_norm
 
@@ -225,8 +223,11 @@ class LogisticLoss(_MarginLoss):
 class HuberizedHingeLoss(_MarginLoss):
     """Huberised hinge of Chen, Lee, Kifer 2019 §5.1 (Chapelle 2007), parameter h > 0.
 
-    φ(z) = 0 for z > 1 + h; (1 + h − z)²/(4h) for |1 − z| ≤ h; 1 − z for z < 1 − h.
-    φ' ∈ [−1, 0] and φ'' ≤ 1/(2h).
+    φ(z) = 0 for z > 1 + h; (1 + h − z)²/(4h) for |1 − z| ≤ h; 1 − z for z < 1 − h. φ' ∈ [−1, 0] and φ'' ≤ 1/(2h).
+
+    Parameters
+    ----------
+    h : float, default=0.5
     """
 
     name = "huber"
@@ -248,8 +249,8 @@ class HuberizedHingeLoss(_MarginLoss):
 class SquaredLoss(Loss):
     """Squared error ℓ(w; x, y) = ½(wᵀx − y)² (ridge regression with λ > 0).
 
-    Its gradient (wᵀx − y)·x is unbounded on R^d, so the constants need a bounded constraint set
-    and a label bound: L = (R·X + Y)·X, S_g = 2L, β_ℓ = X².
+    Its gradient (wᵀx − y)·x is unbounded on R^d, so the constants need a bounded constraint set and a label bound: L =
+    (R·X + Y)·X, S_g = 2L, β_ℓ = X².
     """
 
     name = "squared"
@@ -270,8 +271,8 @@ class SquaredLoss(Loss):
     def gradient_norm_at_zero(self, data_norm: float, label_bound: float | None = None) -> float:
         """‖∇ℓ(0; x, y)‖ = |y|·‖x‖ ≤ Y·X: clipping at it changes no gradient at θ = 0.
 
-        The clipped gradient caps the residual wᵀx − y at ±C/‖x‖ (a Huber loss of the residual:
-        convex, as smooth as ℓ), and the sensitivity becomes 2C whatever the domain's radius.
+        The clipped gradient caps the residual wᵀx − y at ±C/‖x‖ (a Huber loss of the residual: convex, as smooth as ℓ),
+        and the sensitivity becomes 2C whatever the domain's radius.
         """
         if label_bound is None:
             raise ValueError("the squared loss needs a finite label_bound.")
@@ -297,9 +298,8 @@ class SquaredLoss(Loss):
 class QuadraticDistanceLoss(Loss):
     """ℓ(θ; x) = ½‖θ − x‖² (private mean estimation; Chourasia et al. eq. (71)).
 
-    ∇ℓ = θ − x, so S_g = sup ‖x − x'‖ = 2X and the loss is 1-smooth and 1-strongly convex: the
-    setting of Chourasia et al. Thm 3 / Cor. 2, where noisy GD's output law is Gaussian and known
-    exactly.  Labels are ignored.
+    ∇ℓ = θ − x, so S_g = sup ‖x − x'‖ = 2X and the loss is 1-smooth and 1-strongly convex: the setting of Chourasia et
+    al. Thm 3 / Cor. 2, where noisy GD's output law is Gaussian and known exactly.  Labels are ignored.
     """
 
     name = "quadratic"
@@ -341,8 +341,8 @@ class QuadraticDistanceLoss(Loss):
 class HingeLoss(_MarginLoss):
     """Hinge loss φ(z) = max(0, 1 − z) of the linear SVM: convex, non-smooth, L = X.
 
-    The subgradient used is φ'(z) = −1 for z < 1 and 0 for z ≥ 1 (a valid subgradient at the kink),
-    so ‖∂ℓ‖ ≤ X everywhere and two records' subgradients differ by at most 2X.
+    The subgradient used is φ'(z) = −1 for z < 1 and 0 for z ≥ 1 (a valid subgradient at the kink), so ‖∂ℓ‖ ≤ X
+    everywhere and two records' subgradients differ by at most 2X.
     """
 
     name = "hinge"
@@ -359,8 +359,8 @@ class HingeLoss(_MarginLoss):
 class AbsoluteErrorLoss(Loss):
     """Absolute error ℓ(w; x, y) = |wᵀx − y| (least absolute deviations): convex, non-smooth, L = X.
 
-    Subgradient sign(wᵀx − y)·x (0 at the kink), bounded by X whatever y is, so the privacy
-    constants need no label bound; ``loss_at_zero`` (|y|) does.
+    Subgradient sign(wᵀx − y)·x (0 at the kink), bounded by X whatever y is, so the privacy constants need no label
+    bound; ``loss_at_zero`` (|y|) does.
     """
 
     name = "absolute"

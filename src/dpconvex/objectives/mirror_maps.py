@@ -62,7 +62,13 @@ class EuclideanPotential:
 @dataclass(frozen=True)
 class PNormPotential:
     """Φ(w) = ½‖w‖_p², 1 < p ≤ 2; its constraint set is an :class:`~dpconvex.objectives.constraints.LpBall` with the
-    same p."""
+    same p.
+
+    Attributes
+    ----------
+    p : float
+        The exponent, in (1, 2].
+    """
 
     p: float
     name = "p-norm"

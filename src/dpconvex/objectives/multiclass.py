@@ -111,6 +111,7 @@ class _ClassMatrixLoss(Loss):
     """A loss on a flat w = vec(W), W of shape (d, K) row-major, with labels the class indices 0..K−1."""
 
     classification = False  # labels are class indices, not ±1 (check_labels says which)
+    n_classes: int
 
     def __init__(self, n_classes: int) -> None:
         if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral) or n_classes < 2:

@@ -1,0 +1,228 @@
+"""Every public function and class of ``src/dpconvex`` has numpydoc sections (pure ``ast``, no imports).
+
+The rule, for each module-level ``def`` and ``class`` whose name does not start with ``_``, in every module whose
+path below ``src/dpconvex`` has no private part (``_checks.py``, ``_batches.py``… are skipped; ``__init__.py`` counts):
+
+* a function with parameters (``self``/``cls`` aside; ``*args``/``**kwargs`` do not count) has a ``Parameters``
+  section, and one that returns a value (a ``return`` with a value anywhere in its body) a ``Returns`` or
+  ``Yields`` section;
+* a class with an ``__init__`` or annotated fields (a dataclass) has a ``Parameters`` or an ``Attributes``
+  section.
+
+A section is its title on a line of its own (the numpydoc underline follows); the Sphinx build
+(``tests/test_docs.py``) checks that numpydoc can parse it.
+
+The allow-list ratchets, as in ``tests/test_layers.py``: an offender not listed fails, and a listed offender that
+is now documented (or gone) fails until its entry is removed.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "dpconvex"
+
+#: Today's offenders, ``"path:name"`` (path relative to the repository root), to be emptied.
+UNDOCUMENTED: set[str] = {
+    # Being documented by concurrent work (mechanisms, objectives, estimators, audit, cli): remove as it lands.
+    "src/dpconvex/estimators/model_selection.py:PrivateHuberSVCCV",
+    "src/dpconvex/estimators/model_selection.py:PrivateLogisticRegressionCV",
+    "src/dpconvex/estimators/model_selection.py:PrivateRidgeCV",
+    "src/dpconvex/mechanisms/auto.py:AutoCandidate",
+    "src/dpconvex/mechanisms/auto.py:AutoPlan",
+    "src/dpconvex/mechanisms/auto.py:auto",
+    "src/dpconvex/mechanisms/auto.py:select_configuration",
+    "src/dpconvex/mechanisms/noisy_sgd.py:default_batch_size",
+    "src/dpconvex/mechanisms/noisy_sgd.py:default_epochs",
+    "src/dpconvex/mechanisms/noisy_sgd.py:default_step_size",
+    "src/dpconvex/mechanisms/noisy_sgd.py:noisy_sgd",
+    "src/dpconvex/objectives/losses.py:Loss",
+    "src/dpconvex/objectives/losses.py:LossConstants",
+    "src/dpconvex/objectives/losses.py:clip_scale",
+    # Modules at (or a few lines under) the 400-line limit of tests/test_layers.py: their sections do not fit
+    # without a split (datasets/encoding.py: under concurrent refactoring).
+    "src/dpconvex/accounting/hockey_stick.py:account_pnsgd",
+    "src/dpconvex/accounting/hockey_stick.py:calibrate_pnsgd_noise",
+    "src/dpconvex/accounting/hockey_stick.py:epsilon_for_delta",
+    "src/dpconvex/accounting/hockey_stick.py:gaussian_hockey_stick",
+    "src/dpconvex/accounting/hockey_stick.py:gaussian_mechanism_delta",
+    "src/dpconvex/accounting/hockey_stick.py:gradient_step_lipschitz",
+    "src/dpconvex/accounting/hockey_stick.py:laplace_hockey_stick",
+    "src/dpconvex/accounting/hockey_stick.py:laplace_mechanism_delta",
+    "src/dpconvex/accounting/hockey_stick.py:log_gaussian_hockey_stick",
+    "src/dpconvex/accounting/hockey_stick.py:log_laplace_hockey_stick",
+    "src/dpconvex/accounting/hockey_stick.py:pnsgd_gaussian_delta",
+    "src/dpconvex/accounting/hockey_stick.py:pnsgd_laplace_delta",
+    "src/dpconvex/accounting/hockey_stick.py:pnsgd_profile",
+    "src/dpconvex/accounting/hockey_stick.py:pnsgd_random_stop_delta",
+    "src/dpconvex/accounting/hockey_stick.py:projected_gaussian_contraction",
+    "src/dpconvex/accounting/hockey_stick.py:rdp_baseline_delta",
+    "src/dpconvex/accounting/noisy_gd.py:Bound",
+    "src/dpconvex/accounting/noisy_gd.py:account",
+    "src/dpconvex/accounting/noisy_gd.py:applicable_bounds",
+    "src/dpconvex/accounting/noisy_gd.py:best_rdp",
+    "src/dpconvex/accounting/noisy_gd.py:calibrate_sigma",
+    "src/dpconvex/accounting/noisy_gd.py:rdp_curve",
+    "src/dpconvex/accounting/noisy_gd.py:unmet_conditions",
+    "src/dpconvex/accounting/noisy_sgd.py:SGDBound",
+    "src/dpconvex/accounting/noisy_sgd.py:account",
+    "src/dpconvex/accounting/noisy_sgd.py:applicable_bounds",
+    "src/dpconvex/accounting/noisy_sgd.py:bound_mu",
+    "src/dpconvex/accounting/noisy_sgd.py:calibrate_sigma",
+    "src/dpconvex/accounting/noisy_sgd.py:candidate_bounds",
+    "src/dpconvex/accounting/noisy_sgd.py:composition_epsilon",
+    "src/dpconvex/accounting/noisy_sgd.py:delta_of",
+    "src/dpconvex/accounting/noisy_sgd.py:epsilon_of",
+    "src/dpconvex/accounting/noisy_sgd.py:hidden_state_conditions",
+    "src/dpconvex/accounting/noisy_sgd.py:unmet_conditions",
+    "src/dpconvex/accounting/noisy_sgd_bounds.py:bok_cgd_factor",
+    "src/dpconvex/accounting/noisy_sgd_bounds.py:exact_quadratic_cyclic_mu",
+    "src/dpconvex/accounting/noisy_sgd_bounds.py:poisson_clt_slope",
+    "src/dpconvex/accounting/noisy_sgd_bounds.py:poisson_pld_epsilon",
+    "src/dpconvex/accounting/private_sco.py:dp_accounting_epsilon",
+    "src/dpconvex/accounting/private_sco.py:lemma2_step_epsilon",
+    "src/dpconvex/accounting/private_sco.py:paper_epsilon",
+    "src/dpconvex/accounting/private_sco.py:theorem5_epsilon",
+    "src/dpconvex/accounting/private_sco.py:theorem6_guarantee",
+    "src/dpconvex/accounting/private_sco.py:theorem6_sigma",
+    "src/dpconvex/accounting/sensitivity.py:calibrate_output_sigma",
+    "src/dpconvex/accounting/sensitivity.py:make_schedule",
+    "src/dpconvex/accounting/sensitivity.py:mixture_rdp",
+    "src/dpconvex/accounting/sensitivity.py:outpert_gd_sensitivity",
+    "src/dpconvex/accounting/sensitivity.py:proposition2_sensitivity",
+    "src/dpconvex/accounting/sensitivity.py:rdp_curves",
+    "src/dpconvex/accounting/sensitivity.py:sensitivity_vector",
+    "src/dpconvex/accounting/sensitivity.py:worst_case_rdp",
+    "src/dpconvex/accounting/shifted_interpolation.py:batch_partition",
+    "src/dpconvex/accounting/shifted_interpolation.py:bok_constrained_cgd_mu",
+    "src/dpconvex/accounting/shifted_interpolation.py:bok_constrained_gd_mu",
+    "src/dpconvex/accounting/shifted_interpolation.py:cgd_closed_form_mu",
+    "src/dpconvex/accounting/shifted_interpolation.py:gd_closed_form_mu",
+    "src/dpconvex/accounting/shifted_interpolation.py:gd_factor",
+    "src/dpconvex/accounting/shifted_interpolation.py:schedule_shifts",
+    "src/dpconvex/accounting/shifted_interpolation.py:worst_case_mu",
+    "src/dpconvex/data/checks.py:DataDependentFeatures",
+    "src/dpconvex/data/checks.py:check_frame",
+    "src/dpconvex/data/checks.py:check_privacy_budget",
+    "src/dpconvex/data/checks.py:check_targets",
+    "src/dpconvex/data/checks.py:check_training_data",
+    "src/dpconvex/data/checks.py:check_training_rows",
+    "src/dpconvex/data/checks.py:clip_rows",
+    "src/dpconvex/data/checks.py:enforce_label_bound",
+    "src/dpconvex/data/checks.py:enforce_norm_bound",
+    "src/dpconvex/data/checks.py:input_leaks",
+    "src/dpconvex/data/checks.py:is_dask_collection",
+    "src/dpconvex/data/checks.py:make_rng",
+    "src/dpconvex/data/checks.py:mark_data_dependent",
+    "src/dpconvex/data/dask_blocks.py:read_reports",
+    "src/dpconvex/datasets/encoding.py:feature_names",
+    "src/dpconvex/privacy/ledger.py:Release",
+}
+
+
+def _offenders(source: str, name: str) -> list[str]:
+    """``name:function`` for every public function and class of the module ``source`` lacking its sections."""
+    tree = ast.parse(source, filename=name)
+    found = []
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or node.name.startswith("_"):
+            continue
+        doc = ast.get_docstring(node) or ""
+        if isinstance(node, ast.ClassDef):
+            init = any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in node.body)
+            fields = any(isinstance(n, ast.AnnAssign) for n in node.body)
+            missing = (init or fields) and "Parameters\n" not in doc and "Attributes\n" not in doc
+        else:
+            args = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                    if a.arg not in ("self", "cls")]
+            returns = any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node))
+            missing = ((bool(args) and "Parameters\n" not in doc)
+                       or (returns and "Returns\n" not in doc and "Yields\n" not in doc))
+        if missing:
+            found.append(f"{name}:{node.name}")
+    return found
+
+
+def _public_modules() -> list[pathlib.Path]:
+    return [path for path in sorted(PACKAGE.rglob("*.py"))
+            if not any(part.startswith("_") and part != "__init__.py" for part in path.relative_to(PACKAGE).parts)]
+
+
+def test_every_public_function_and_class_has_numpydoc_sections():
+    """The module docstring's rule, with the ratchet of :data:`UNDOCUMENTED`."""
+    found = {offender for path in _public_modules()
+             for offender in _offenders(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix())}
+    new = sorted(found - UNDOCUMENTED)
+    assert not new, f"public functions or classes without their numpydoc sections (module docstring): {new}"
+    fixed = sorted(UNDOCUMENTED - found)
+    assert not fixed, f"documented now (or gone), remove from UNDOCUMENTED: {fixed}"
+
+
+def test_the_rule_on_examples():
+    """What counts as documented: sections where they are due, nothing asked of private names or of functions
+    without parameters and return values, or of classes without fields or ``__init__``."""
+    source = '''
+def bare(x):
+    """No sections."""
+    return x
+
+
+def takes_only(x):
+    """Parameters only, and it returns nothing.
+
+    Parameters
+    ----------
+    x : int
+    """
+
+
+def documented(x):
+    """Both.
+
+    Parameters
+    ----------
+    x : int
+
+    Returns
+    -------
+    int
+    """
+    return x
+
+
+def returns_only():
+    """A value, no section."""
+    return 1
+
+
+def no_arguments():
+    """Nothing to take or return."""
+
+
+def _private(x):
+    return x
+
+
+class Record:
+    """Fields without sections."""
+
+    x: int
+
+
+class Described:
+    """Fields with their section.
+
+    Attributes
+    ----------
+    x : int
+    """
+
+    x: int
+
+
+class Plain:
+    """No fields, no __init__."""
+'''
+    assert _offenders(source, "m.py") == ["m.py:bare", "m.py:returns_only", "m.py:Record"]
