@@ -15,13 +15,17 @@ Shared core
     :mod:`._checks` (the one set of ε / δ / order / tolerance checks), :mod:`.rdp` (RDP curves and
     their conversion to (ε, δ)), :mod:`.gdp` (Gaussian DP, Bok et al.).
 Accountants, one per mechanism family
-    :mod:`.noisy_gd` (the best-of accountant for full-batch noisy GD), :mod:`.langevin`
-    (Chourasia et al.), :mod:`.noisy_sgd` (the best-of accountant for noisy mini-batch SGD, with its
-    formulas in :mod:`.noisy_sgd_bounds`, the shifted-interpolation lemma in
-    :mod:`.shifted_interpolation` and the Poisson-subsampled Gaussian privacy-loss distribution in
-    :mod:`.poisson_pld`), :mod:`.sensitivity` (Chen et al. output perturbation),
-    :mod:`.hockey_stick` (Asoodeh et al. E_γ contraction, PNSGD), :mod:`.private_sco` (Arora et al.
-    noisy SGD with the fresh-sample rule).
+    :mod:`.noisy_gd` (the best-of accountant for full-batch noisy GD; its event and bound table in
+    :mod:`.noisy_gd_bounds`), :mod:`.langevin` (Chourasia et al.), :mod:`.noisy_sgd` (the best-of
+    accountant for noisy mini-batch SGD, with its bound table in :mod:`.noisy_sgd_table`, its formulas
+    in :mod:`.noisy_sgd_bounds` and :mod:`.noisy_sgd_poisson`, the shifted-interpolation lemma in
+    :mod:`.shifted_interpolation` with its closed forms in :mod:`.shifted_closed_forms`, and the
+    Poisson-subsampled Gaussian privacy-loss distribution in :mod:`.poisson_pld`), :mod:`.sensitivity`
+    (Chen et al. output perturbation; Δ in :mod:`.sgd_sensitivity`), :mod:`.hockey_stick` (Asoodeh
+    et al. E_γ contraction, PNSGD; primitives in :mod:`.e_gamma`, curves in :mod:`.pnsgd_bounds`),
+    :mod:`.private_sco` (Arora et al. noisy SGD with the fresh-sample rule; the uncertified
+    composition numbers in :mod:`.sco_composition`).  Each split module's names are re-exported by the
+    module named first.
 Private selection
     :mod:`.hyperparameter_tuning` (Papernot & Steinke 2022: the best of a random number of runs of
     a base mechanism, e.g. the private model selection of :mod:`dpconvex.model_selection`).

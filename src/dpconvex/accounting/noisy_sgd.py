@@ -16,28 +16,6 @@ independently with probability q at every step), ``"shuffled"`` (one uniformly r
 l = ⌈n/b⌉ disjoint batches, drawn once and cycled in the same order every epoch), ``"cyclic"`` (a
 fixed, public partition and order).  Steps: T = E·l in every mode.
 
-Bounds (replace-one neighbours).  Each states its release condition: composition holds with every
-iterate published (so the mean of the iterates is covered); the hidden-state bounds only with
-θ_1..θ_{T−1} hidden (``dpconvex.accounting.noisy_gd.HIDDEN_STATE``,
-``dpconvex.accounting.noisy_gd.EVERY_ITERATE``).
-
-=================  ===============================================  =====================================
-name               source                                           conditions
-=================  ===============================================  =====================================
-composition        dp-accounting PLD of PoissonSampledDpEvent        poisson: per-example ‖∇ℓ‖ ≤ S_g/2
-                   (REPLACE_ONE), or its full-batch √T-fold GDP      shuffled/cyclic: none
-                   bound where smaller; shuffled/cyclic: √E-fold
-                   GDP composition (Dong, Roth, Su 2019, Cor. 3.3)
-bok-cgd            Bok, Su, Altschuler 2024 (arXiv:2403.00278),      shuffled or cyclic, m > 0, η < 2/M
-                   Thm 4.5 (NoisyCGD, strongly convex): μ-GDP
-exact-quadratic    exact law for ½‖θ − x‖² (+ ridge), per batch      shuffled or cyclic, loss ½‖θ − x‖²,
-                   (Chourasia et al. 2021, arXiv:2102.05855,         b divides n, C = R^d, η < 2/M
-                   Thm 3 proof, applied to the cyclic schedule)
-shifted-           core lemma of Bok et al. 2024 (Lemma C.3),        shuffled or cyclic, η ≤ 2/M (c ≤ 1,
-interpolation      optimised over windows and weights, worst         m = 0 allowed), C = R^d or a ball
-                   position (:mod:`.shifted_interpolation`), min     of diameter D, clipping only for
-                   with Thm 4.5 (the exact τ = 0 window)             GLM / margin losses
-=================  ===============================================  =====================================
 
 Derivation note (Poisson, replace-one).  dp-accounting's RDP accountant takes PoissonSampledDpEvent
 only under ADD_OR_REMOVE_ONE / REPLACE_SPECIAL; its PLD accountant also takes REPLACE_ONE, modelling
@@ -59,55 +37,24 @@ differing record sits in one batch j of a cyclic run, and the bound takes the wo
 of the cycle, :mod:`.shifted_interpolation` note 5, whatever the batch sizes since the shift is
 ηS_g/b for the nominal b); that value bounds every (partition, position) pair, hence the mixture.
 
-Derivation note (shifted-interpolation, conditions).  The core lemma needs every step map
-θ ↦ Π_C(θ − η∇F_{B_k}(θ)) c-Lipschitz with c ≤ 1: η ≤ 2/M suffices for convex M-smooth F_B (m = 0
-gives c = 1); only θ_T released; θ₀ data-independent; Π_C non-expansive (Euclidean projection on a
-convex set; a ball of diameter D also bounds ‖θ_τ − θ'_τ‖ ≤ D, the windows of note 3).  Per-example
-clipping keeps F_B convex and M-smooth for GLM / margin losses ℓ = φ(θᵀx; y) (clipping replaces φ'
-by a clipped, still non-decreasing φ'; hidden-state-bounds notes §1.8), not in general, so the
-event says whether clipping is active and on which kind of loss (``clipping``).  Poisson batches are
-not a deterministic schedule: the lemma's shifts are random there (Bok et al.'s NoisySGD bound is
-not implemented, ``EXCLUDED['bok-sgd']``).
-
-Derivation note (projection, batch sizes).  As in :mod:`dpconvex.accounting.noisy_gd`: with Y_{k+1} = φ_k(Π_C(Y_k)) +
-noise, φ_k the gradient step on F_{B_k}, the maps φ_k∘Π_C are c-Lipschitz and differ between
-neighbours by at most ηS_g/b at the steps using the differing record; θ_T = Π_C(Y_T) is
-post-processing.  A shorter last batch changes neither the shift bound ηS_g/b nor the noise ησ/b
-(we normalise by the nominal b), and m, M must hold for every batch — the trainer declares the m of
-the shortest batch (λ + m_ℓ·|B_min|/b; ``dpconvex.mechanisms.noisy_sgd._every_batch_strong_convexity``)
-— so Thm 4.5 applies with l = ⌈n/b⌉.  The exact-quadratic law needs equal batches (b | n).
-
-Bounds left out (requesting one raises ``ValueError`` with the reason; :data:`EXCLUDED` has the
-full text).  Only statements checked against the paper text or the authors' code are implemented:
-
-* ``bok-sgd`` — Bok et al. NoisySGD (stochastic batches): the statement composes subsampling
-  operators C_{b/n}(G(·)); we could read neither it nor its conditions (the authors' code only
-  evaluates a central-limit approximation, which is not a bound).
-* ``bok-constrained`` — the authors' closed forms for a domain of diameter D are not certificates
-  on their own; ``shifted-interpolation`` evaluates the lemma they come from (and uses the
-  NoisyCGD closed form only as an upper bound checked against it).
-* ``ye-shokri`` — Ye & Shokri 2022 (arXiv:2203.05363), shuffled batches with a secret permutation:
-  a comparison number only (:mod:`.ye_shokri`, from the authors' code): its earlier-epochs term could
-  not be justified and it needs a fresh secret permutation per epoch; no certificate relies on secrecy.
-* ``altschuler-talwar`` — Altschuler & Talwar 2022 (arXiv:2205.13710): the main theorem is stated
-  up to unspecified constants (≲); the explicit constants could not be checked.
+The bound table (sources, conditions, the notes on the shifted-interpolation conditions and on
+projection, and the bounds left out, :data:`~.noisy_sgd_table.EXCLUDED`) is in :mod:`.noisy_sgd_table`,
+re-exported here with every other name so that each keeps its path.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 
 from . import best_of, calibration, gdp, poisson_pld
 from . import noisy_sgd_bounds as nb
-from . import shifted_interpolation as si
+from . import noisy_sgd_table as _table
 from ._checks import check_delta, check_epsilon, check_open_unit
-from .noisy_gd import EVERY_ITERATE, HIDDEN_STATE
 from .noisy_sgd_event import BATCHINGS, NoisySGDEvent
 from .noisy_sgd_event import CLIPPINGS as CLIPPINGS
+from .noisy_sgd_table import SGDBound, _composition_mu, _poisson_args, hidden_state_conditions
 from .rounding import round_up
 
 __all__ = [
@@ -117,171 +64,48 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class SGDBound(best_of.Bound[NoisySGDEvent]):
-    """A bound (:class:`.best_of.Bound`) with either a μ-GDP map or an (ε, δ) curve."""
-
-    mu: Callable[[NoisySGDEvent], float] | None = None
-    epsilon: Callable[[NoisySGDEvent, float], float] | None = None
-    delta: Callable[[NoisySGDEvent, float], float] | None = None
-
-
-_BASE = ("replace-one neighbours", "data-independent start θ₀")
-_HIDDEN = _BASE + (HIDDEN_STATE,)
-
-
-def _needs_disjoint(e: NoisySGDEvent) -> list[str]:
-    return [] if e.batching in ("shuffled", "cyclic") else ["batching in {'shuffled', 'cyclic'}"]
-
-
-def hidden_state_conditions(e: NoisySGDEvent) -> list[str]:
-    """Unmet conditions every hidden-state bound shares (release, clipping; module derivation notes)."""
-    unmet = [] if e.last_iterate_only else ["only the last iterate θ_T released (a mean of iterates needs composition)"]
-    if e.clipping == "other":
-        unmet.append("per-example clipping only on a GLM / margin loss φ(θᵀx; y): clipping other losses may "
-                     "break the step's contraction (hidden-state-bounds notes §1.8)")
-    return unmet
-
-
-def _unmet_composition(e: NoisySGDEvent) -> list[str]:
-    if e.batching == "poisson" and e.quadratic_loss:
-        return ["per-example gradients bounded by sensitivity/2 (clipping); "
-                "the loss ½‖θ − x‖² on R^d has unbounded gradients"]
-    return []
-
-
-def _unmet_bok(e: NoisySGDEvent) -> list[str]:
-    unmet = _needs_disjoint(e) + hidden_state_conditions(e)
-    if e.strong_convexity <= 0:
-        unmet.append("strong_convexity > 0")
-    if not e.step_size * e.smoothness < 2.0:
-        unmet.append(f"step_size < 2/smoothness (= {2.0 / e.smoothness if e.smoothness else math.inf:.6g})")
-    elif e.strong_convexity > 0 and not e.contraction < 1.0:
-        unmet.append("contraction max(|1 − ηm|, |1 − ηM|) < 1 in floating point (η·m is too small)")
-    return unmet
-
-
-def _unmet_quadratic(e: NoisySGDEvent) -> list[str]:
-    unmet = _unmet_bok(e)
-    if not e.quadratic_loss:
-        unmet.append("the loss ½‖θ − x‖² (quadratic_loss)")
-    if e.n % e.batch_size:
-        unmet.append("batch_size divides n (equal batches)")
-    if e.diameter is not None:
-        unmet.append("an unconstrained domain (diameter None)")
-    return unmet
-
-
-def _unmet_shifted(e: NoisySGDEvent) -> list[str]:
-    unmet = [] if e.batching in ("shuffled", "cyclic") else [
-        "batching in {'shuffled', 'cyclic'} (Poisson batches are not covered: the core lemma needs a "
-        "deterministic schedule, and Bok et al.'s NoisySGD bound is not implemented)"]
-    unmet += hidden_state_conditions(e)
-    if not (e.step_size * e.smoothness <= 2.0 and e.contraction <= 1.0):
-        unmet.append(f"step_size <= 2/smoothness (= {2.0 / e.smoothness if e.smoothness else math.inf:.6g}), "
-                     "i.e. contraction c = max(|1 − ηm|, |1 − ηM|) <= 1")
-    return unmet
-
-
-def _shifted_mu(e: NoisySGDEvent) -> float:
-    """Core-lemma μ, worst batch of the cycle (shuffled: see the derivation note), min with Thm 4.5.
-
-    Both are valid bounds: the generic optimum over windows and weights
-    (:func:`.shifted_interpolation.worst_case_mu`, exact up to an upward truncation at c < 1) and, at
-    c < 1, Bok et al.'s NoisyCGD Thm 4.5 (the exact τ = 0 window), so the bound is ≤ bok-cgd wherever
-    both apply.  Bok et al.'s constrained closed form is not taken (below).  μ ∝ 1/σ exactly.
-    """
-    c = e.contraction
-    generic = si.worst_case_mu(si.batch_partition(e.n, e.batch_size), e.epochs, e.step_size, e.sensitivity,
-                               e.sigma, c, e.diameter, batch_size=e.batch_size)
-    # Thm 4.5 in bok-cgd's own rounding (S_g/σ rather than s/ν), so that the min is ≤ bok-cgd exactly.  The
-    # constrained closed form is not taken: it is only checked (not proved) to lie above the optimum.
-    thm = float(nb.bok_cgd_mu(e.sensitivity, e.sigma, c, e.batches, e.epochs)) if c < 1.0 else math.inf
-    return float(min(generic, thm))
-
-
-def _composition_mu(e: NoisySGDEvent) -> float:
-    return float(nb.composition_mu(e.sensitivity, e.sigma, e.epochs))
-
-
-def _poisson_args(e: NoisySGDEvent) -> tuple[float, float, int]:
-    return e.sampling_rate, e.noise_multiplier, e.steps
-
-
-def _composition_epsilon(e: NoisySGDEvent, delta: float) -> float:
-    if e.batching == "poisson":
-        return nb.poisson_pld_epsilon(*_poisson_args(e), delta)
-    return gdp.gdp_epsilon(delta, _composition_mu(e))
-
-
-def _composition_delta(e: NoisySGDEvent, epsilon: float) -> float:
-    if e.batching == "poisson":
-        return nb.poisson_pld_delta(*_poisson_args(e), epsilon)
-    return float(gdp.gdp_delta(epsilon, _composition_mu(e)))
-
-
-#: Registry of the bounds the accountant knows, keyed by the name a certificate reports.
+#: Registry of the bounds the accountant knows, keyed by the name a certificate reports (the table of
+#: :mod:`.noisy_sgd_table`).
 #:
 #: :meta hide-value:
-BOUNDS: dict[str, SGDBound] = {
-    b.name: b
-    for b in [
-        SGDBound(
-            "composition",
-            "composition over all T steps: dp-accounting PLD of PoissonSampledDpEvent (REPLACE_ONE) for "
-            "Poisson, or where smaller (huge epsilon) the sqrt(T)-fold Gaussian composition of its full-batch "
-            "steps; sqrt(E)-fold Gaussian composition (Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 3.3) "
-            "for disjoint batches",
-            _BASE + (EVERY_ITERATE, "Poisson: per-example gradients clipped to sensitivity/2"),
-            _unmet_composition,
-            epsilon=_composition_epsilon,
-            delta=_composition_delta,
-        ),
-        SGDBound(
-            "bok-cgd",
-            "Bok, Su, Altschuler 2024 (arXiv:2403.00278), Thm 4.5: NoisyCGD on strongly convex losses is μ-GDP",
-            _HIDDEN + ("m-strongly convex, M-smooth step objectives, 0 < η < 2/M",
-                     "disjoint batches cycled in one order (a shuffled partition need not stay secret)"),
-            _unmet_bok,
-            mu=lambda e: float(nb.bok_cgd_mu(e.sensitivity, e.sigma, e.contraction, e.batches, e.epochs)),
-        ),
-        SGDBound(
-            "exact-quadratic",
-            "exact Gaussian law of the loss ½‖θ − x‖² under cyclic batches (worst batch; Chourasia et al. "
-            "2021, arXiv:2102.05855, Thm 3 proof)",
-            _HIDDEN + ("loss ½‖θ − x‖² plus a ridge term on R^d", "equal batches", "0 < η < 2/M"),
-            _unmet_quadratic,
-            mu=lambda e: float(nb.exact_quadratic_cyclic_mu(
-                e.sensitivity, e.sigma, 1.0 - e.step_size * e.smoothness, e.batches, e.epochs)),
-        ),
-        SGDBound(
-            "shifted-interpolation",
-            "Bok, Su, Altschuler 2024 (arXiv:2403.00278), Lemma C.3 (shifted interpolation): the core lemma "
-            "optimised over the window start and interpolation weights, worst batch position; μ-GDP",
-            _HIDDEN + ("convex M-smooth step objectives (m ≥ 0), 0 < η ≤ 2/M, so every step is c-Lipschitz, c ≤ 1",
-                       "disjoint batches cycled in one order (a shuffled partition need not stay secret)",
-                       "Euclidean projection onto a convex set; a finite diameter D is used when declared",
-                       "per-example clipping, if any, on a GLM / margin loss"),
-            _unmet_shifted,
-            mu=_shifted_mu,
-        ),
-    ]
-}
-
-#: Bounds named in the issue that are NOT implemented, and why (requesting one raises ValueError).
-EXCLUDED = nb.EXCLUDED
-
+BOUNDS: dict[str, SGDBound] = _table.BOUNDS
+#: Bounds named in the literature that are NOT implemented, and why (requesting one raises ValueError).
+EXCLUDED: dict[str, str] = _table.EXCLUDED
 
 _REGISTRY = best_of.BoundRegistry(BOUNDS, EXCLUDED)
 
 
 def unmet_conditions(event: NoisySGDEvent, bound: str) -> list[str]:
-    """Conditions of ``bound`` that ``event`` does not satisfy (empty if it applies; excluded: refused)."""
+    """Conditions of ``bound`` that ``event`` does not satisfy (empty if it applies; excluded: refused).
+
+    Parameters
+    ----------
+    event : NoisySGDEvent
+        The run.
+    bound : str
+        A name of :data:`~.noisy_sgd_table.BOUNDS` (an excluded or unknown name raises ``ValueError``).
+
+    Returns
+    -------
+    list of str
+        The unmet conditions, in words.
+    """
     return _REGISTRY.unmet_conditions(event, bound)
 
 
 def applicable_bounds(event: NoisySGDEvent) -> list[str]:
-    """Names of the bounds whose conditions ``event`` satisfies."""
+    """Names of the bounds whose conditions ``event`` satisfies.
+
+    Parameters
+    ----------
+    event : NoisySGDEvent
+        The run.
+
+    Returns
+    -------
+    list of str
+        Names of :data:`~.noisy_sgd_table.BOUNDS`, in its order.
+    """
     return _REGISTRY.applicable(event)
 
 
@@ -289,6 +113,18 @@ def candidate_bounds(event: NoisySGDEvent, bound: str = "best") -> list[str]:
     """The bounds :func:`account` evaluates for ``bound`` ("best": every applicable one).
 
     ``ValueError`` with the reason if ``bound`` is unknown, excluded or inapplicable, or if none applies.
+
+    Parameters
+    ----------
+    event : NoisySGDEvent
+        The run.
+    bound : str, default="best"
+        ``"best"`` or one name of :data:`~.noisy_sgd_table.BOUNDS`.
+
+    Returns
+    -------
+    list of str
+        The names to evaluate.
     """
     return _REGISTRY.candidates(event, bound)
 
@@ -297,7 +133,20 @@ def bound_mu(event: NoisySGDEvent, bound: str) -> float:
     """μ of the μ-GDP guarantee one named bound gives the run (``composition`` for disjoint batches,
     ``bok-cgd``, ``exact-quadratic``, ``shifted-interpolation``); ``ValueError`` for a bound that does not
     apply or is not a GDP bound here (Poisson ``composition``).  Not :func:`.gdp.gdp_mu`, the μ of a target
-    (ε, δ)."""
+    (ε, δ).
+
+    Parameters
+    ----------
+    event : NoisySGDEvent
+        The run (σ on the gradient sum, S_g the replace-one sensitivity of one record's gradient).
+    bound : str
+        A name of :data:`~.noisy_sgd_table.BOUNDS`.
+
+    Returns
+    -------
+    float
+        μ, proportional to S_g/σ.
+    """
     b = _REGISTRY.require(event, bound)
     if b.mu is not None:
         return b.mu(event)
@@ -311,7 +160,22 @@ gdp_mu = bound_mu
 
 
 def epsilon_of(event: NoisySGDEvent, bound: str, delta: float) -> float:
-    """ε at ``delta`` of one named bound (exact δ(ε) of GDP, Dong, Roth, Su 2019, Cor. 2.13)."""
+    """ε at ``delta`` of one named bound (exact δ(ε) of GDP, Dong, Roth, Su 2019, Cor. 2.13).
+
+    Parameters
+    ----------
+    event : NoisySGDEvent
+        The run.
+    bound : str
+        A name of :data:`~.noisy_sgd_table.BOUNDS` that applies (``ValueError`` otherwise).
+    delta : float
+        δ in (0, 1).
+
+    Returns
+    -------
+    float
+        ε as computed (not rounded up: :func:`account` rounds the certified value).
+    """
     b = _REGISTRY.require(event, bound)
     delta = check_delta(delta)
     # an SGDBound has mu, or epsilon and delta (mypy cannot see that invariant)
@@ -319,14 +183,47 @@ def epsilon_of(event: NoisySGDEvent, bound: str, delta: float) -> float:
 
 
 def delta_of(event: NoisySGDEvent, bound: str, epsilon: float) -> float:
-    """δ at ``epsilon`` of one named bound (an upper bound on the hockey-stick divergence)."""
+    """δ at ``epsilon`` of one named bound (an upper bound on the hockey-stick divergence).
+
+    Parameters
+    ----------
+    event : NoisySGDEvent
+        The run.
+    bound : str
+        A name of :data:`~.noisy_sgd_table.BOUNDS` that applies (``ValueError`` otherwise).
+    epsilon : float
+        ε ≥ 0.
+
+    Returns
+    -------
+    float
+        δ(ε).
+    """
     b = _REGISTRY.require(event, bound)
     # an SGDBound has mu, or epsilon and delta (mypy cannot see that invariant)
     return float(gdp.gdp_delta(epsilon, b.mu(event))) if b.mu is not None else b.delta(event, epsilon)  # type: ignore[misc]
 
 
 def account(event: NoisySGDEvent, delta: float, *, bound: str = "best") -> best_of.PrivacyAccount:
-    """(ε, δ)-DP of a noisy SGD run: one named bound, or the smallest ε over every applicable bound."""
+    """(ε, δ)-DP of a noisy SGD run: one named bound, or the smallest ε over every applicable bound.
+
+    Parameters
+    ----------
+    event : NoisySGDEvent
+        The run (module conventions: σ is the standard deviation of the noise on the gradient sum,
+        S_g the replace-one sensitivity of one record's gradient).
+    delta : float
+        δ in (0, 1).
+    bound : str, default="best"
+        ``"best"`` or one name of :data:`~.noisy_sgd_table.BOUNDS`.
+
+    Returns
+    -------
+    PrivacyAccount
+        The certified ε (rounded up), the winning bound, its theorem and assumptions, the conversion
+        (``"exact-gdp"`` or the Poisson route of :func:`.noisy_sgd_bounds.poisson_route`) and every
+        candidate's ε.
+    """
     delta = check_delta(delta)
     best = _REGISTRY.best_of(event, lambda name: (epsilon_of(event, name, delta), None), bound=bound)
     poisson = BOUNDS[best[0]].mu is None and event.batching == "poisson"
@@ -337,7 +234,20 @@ def account(event: NoisySGDEvent, delta: float, *, bound: str = "best") -> best_
 
 
 def composition_epsilon(event: NoisySGDEvent, delta: float) -> float:
-    """ε of the composition baseline (every iterate released) at ``delta``, rounded up as a certified ε."""
+    """ε of the composition baseline (every iterate released) at ``delta``, rounded up as a certified ε.
+
+    Parameters
+    ----------
+    event : NoisySGDEvent
+        The run.
+    delta : float
+        δ in (0, 1).
+
+    Returns
+    -------
+    float
+        ε of the ``composition`` bound, rounded up by :data:`.rounding.ROUNDING_MARGIN`.
+    """
     return round_up(epsilon_of(event, "composition", delta))
 
 
@@ -385,6 +295,24 @@ def calibrate_sigma(event: NoisySGDEvent, epsilon: float, delta: float, *, bound
     smallest of the per-bound σ's on (each an evaluated point of :func:`.calibration.smallest_noise`
     on that bound's ε).  Never overshoots: ``account(replace(event, sigma=σ), δ,
     bound=bound).epsilon <= epsilon`` is re-checked.  ``event.sigma`` is ignored.
+
+    Parameters
+    ----------
+    event : NoisySGDEvent
+        The run (its ``sigma`` ignored).
+    epsilon : float
+        Target ε > 0.
+    delta : float
+        Target δ in (0, 1).
+    bound : str, default="best"
+        ``"best"`` or one name of :data:`~.noisy_sgd_table.BOUNDS`.
+    rtol : float, default=1e-3
+        Relative tolerance in ε of the Poisson PLD search, in (0, 1).
+
+    Returns
+    -------
+    float
+        σ, the standard deviation of the noise added to the gradient sum (noise multiplier σ/(S_g/2)).
     """
     epsilon, delta, rtol = check_epsilon(epsilon), check_delta(delta), check_open_unit(rtol, "rtol")
     names = candidate_bounds(event, bound)

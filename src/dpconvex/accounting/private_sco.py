@@ -65,25 +65,38 @@ Derivation note (truncation).  τ depends only on the sampled indices, never on 
 Stopping at τ_max = 2n therefore costs no privacy, and Theorem 6's extra 2e^{−n/16} (the
 probability that τ > 2n) is not needed for the truncated algorithm.  :func:`theorem6_guarantee`
 keeps the paper's statement, with that term, for comparison.
+
+The composition numbers (Lemma 2, Theorems 5 and 6, dp-accounting) are in :mod:`.sco_composition`,
+re-exported here so that every name keeps its path.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import lru_cache
-
-import numpy as np
 
 from ._checks import check_delta, check_epsilon
 from .best_of import PrivacyAccount
 from .calibration import smallest_noise
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
 from .rounding import round_up
+from .sco_composition import (
+    LEMMA2_MAX_STEP_EPSILON,
+    SCO_HIGH_ORDERS,
+    SCO_ORDERS,
+    dp_accounting_epsilon,
+    lemma2_step_epsilon,
+    paper_epsilon,
+    theorem5_epsilon,
+    theorem6_guarantee,
+    theorem6_sigma,
+)
 
 __all__ = [
     "SCOEvent",
     "LEMMA2_MAX_STEP_EPSILON",
+    "SCO_ORDERS",
+    "SCO_HIGH_ORDERS",
     "lemma2_step_epsilon",
     "theorem5_epsilon",
     "theorem6_sigma",
@@ -98,15 +111,6 @@ __all__ = [
     "account_sco",
     "calibrate_sco_sigma",
 ]
-
-#: Lemma 2 / Theorem 5 need ε̃ ≤ 1.256 (where e^ε̃ − 1 ≤ 2ε̃).
-LEMMA2_MAX_STEP_EPSILON = 1.256
-
-#: RDP orders for the subsampled-Gaussian accountant: dense where optima of moderate ε lie; the
-#: sparse high orders (the cost of the without-replacement bound grows with the order) are added
-#: only when the optimum sits at the top of the dense set.  Any order set gives a valid bound.
-SCO_ORDERS = (1.25, 1.5, 1.75, *range(2, 65))
-SCO_HIGH_ORDERS = (80, 96, 128, 160, 192, 256, 320, 384, 512, 640, 768, 1024)
 
 ASSUMPTIONS = (
     "replace-one neighbours",
@@ -166,77 +170,6 @@ class SCOEvent:
         if not (float(self.steps).is_integer() and self.steps >= 1):
             raise ValueError(f"steps must be an integer >= 1; got {self.steps!r}.")
 
-
-def lemma2_step_epsilon(sigma: float, sensitivity: float, step_delta: float) -> float:
-    """ε̃ = S√(3 log(1/δ_step))/σ of one Gaussian step (Arora et al. Lemma 2, σ = S√(3 log(1/δ))/ε̃ inverted)."""
-    return sensitivity * math.sqrt(3.0 * math.log(1.0 / step_delta)) / sigma
-
-
-def theorem5_epsilon(step_epsilon: float, n: int, steps: int, delta_prime: float) -> float:
-    """2ε̃√(2τ log(1/δ'))/n + 4τε̃²/n² (Arora et al. Thm 5; ``inf`` when ε̃ > 1.256)."""
-    if step_epsilon > LEMMA2_MAX_STEP_EPSILON:
-        return math.inf
-    return (2.0 * step_epsilon * math.sqrt(2.0 * steps * math.log(1.0 / delta_prime)) / n
-            + 4.0 * steps * step_epsilon**2 / n**2)
-
-
-def theorem6_sigma(epsilon: float, delta: float, n: int, sensitivity: float) -> float:
-    """σ = 8S√(log(1/δ))/(√n ε) of Arora et al. Thm 6, with the replace-one sensitivity S = 2L for L."""
-    return 8.0 * sensitivity * math.sqrt(math.log(1.0 / delta)) / (math.sqrt(n) * epsilon)
-
-
-def theorem6_guarantee(epsilon: float, delta: float, delta_prime: float, n: int) -> tuple[float, float]:
-    """(4ε(√log(1/δ') + 2), δ + δ' + 2e^{−n/16}) of Arora et al. Thm 6 (needs n ≥ 16, ε ≤ 1/(2√n))."""
-    if n < 16 or not 0 < epsilon <= 1.0 / (2.0 * math.sqrt(n)):
-        raise ValueError(f"Theorem 6 needs n >= 16 and 0 < epsilon <= 1/(2 sqrt(n)); got n={n}, epsilon={epsilon}.")
-    return (4.0 * epsilon * (math.sqrt(math.log(1.0 / delta_prime)) + 2.0),
-            delta + delta_prime + 2.0 * math.exp(-n / 16.0))
-
-
-def paper_epsilon(event: SCOEvent, delta: float, splits: int = 99) -> float:
-    """ε of Lemma 2 + Theorem 5 at total δ, best split of δ between τδ_step/n and δ' (see module note)."""
-    check_delta(delta)
-    best = math.inf
-    for fraction in np.linspace(0.01, 0.99, splits):
-        delta_prime = fraction * delta
-        step_delta = (1.0 - fraction) * delta * event.n / event.steps
-        if step_delta >= 1.0:
-            continue
-        step_epsilon = lemma2_step_epsilon(event.sigma, event.sensitivity, step_delta)
-        best = min(best, theorem5_epsilon(step_epsilon, event.n, event.steps, delta_prime))
-    return best
-
-
-@lru_cache(maxsize=1024)
-def dp_accounting_epsilon(event: SCOEvent, delta: float) -> float:
-    """ε from dp-accounting's RDP accountant: ``steps``-fold composition of a Gaussian on one record
-    sampled uniformly from n, replace-one (Wang, Balle, Kasiviswanathan 2019, arXiv:1808.00087, Thm 27).
-
-    Derivation: given the past, a step's law differs between neighbours only if the differing index
-    is drawn (probability 1/n; sampling one index with or without replacement is the same) and is
-    fresh — then it is a Gaussian step with noise multiplier σ/S; a seen index gives the same
-    noise-only step under both.  So each step is a subsampled Gaussian (size 1 of n) or better, and
-    RDP composes adaptively.
-    """
-    import dp_accounting  # imported here: the package loads in ~1 s, and the CLI's other accountants skip it
-
-    check_delta(delta)
-    step = dp_accounting.SampledWithoutReplacementDpEvent(
-        event.n, 1, dp_accounting.GaussianDpEvent(event.sigma / event.sensitivity))
-    epsilon, order = _rdp_epsilon(step, int(event.steps), delta, SCO_ORDERS)
-    if order >= SCO_ORDERS[-2]:
-        epsilon = min(epsilon, _rdp_epsilon(step, int(event.steps), delta, SCO_HIGH_ORDERS)[0])
-    return epsilon
-
-
-def _rdp_epsilon(step, count: int, delta: float, orders) -> tuple[float, float]:
-    import dp_accounting
-    from dp_accounting.rdp import RdpAccountant
-
-    accountant = RdpAccountant(orders=list(orders), neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
-    accountant.compose(step, count)
-    epsilon, order = accountant.get_epsilon_and_optimal_order(delta)
-    return float(epsilon), float(order)
 
 
 def exposure_probability(n: int, released: str = "output") -> float:

@@ -43,6 +43,9 @@ Derivation note (the algorithm; proofs in docs/derivations/shifted_interpolation
    only lose shifts).  In a cyclic schedule the last batch of the cycle is the others delayed, so it
    is the worst position for every c and D; a shorter last batch has the same s = ηS_g/b (nominal b),
    so it is too.  For other orders every distinct batch is evaluated (one sparse sweep each).
+
+The closed forms for NoisyGD and NoisyCGD (and Bok et al.'s constrained forms) are in
+:mod:`.shifted_closed_forms`, re-exported here so that every name keeps its path.
 """
 
 from __future__ import annotations
@@ -53,7 +56,15 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .noisy_sgd_bounds import bok_cgd_mu
+from .shifted_closed_forms import (
+    _check,
+    _noise,
+    bok_constrained_cgd_mu,
+    bok_constrained_gd_mu,
+    cgd_closed_form_mu,
+    gd_closed_form_mu,
+    gd_factor,
+)
 
 __all__ = [
     "lemma_mu",
@@ -69,24 +80,6 @@ __all__ = [
 
 #: Steps whose contraction to the end is below this are folded into the window start (note 4).
 HORIZON = 1e-30
-
-
-def _check(contraction: float, diameter: float | None) -> tuple[float, float | None]:
-    c = float(contraction)
-    if not 0.0 <= c <= 1.0:
-        raise ValueError(f"contraction must lie in [0, 1]; got {contraction!r}.")
-    if diameter is not None:
-        diameter = float(diameter)
-        if not (diameter >= 0.0 and math.isfinite(diameter)):
-            raise ValueError(f"diameter must be finite and >= 0; got {diameter!r}.")
-    return c, diameter
-
-
-def _noise(noise_sd: ArrayLike) -> NDArray[np.float64]:
-    nu = np.asarray(noise_sd, dtype=float)
-    if np.any(~(nu > 0)):
-        raise ValueError("noise sd must be > 0.")
-    return nu
 
 
 def _energy(steps: NDArray, values: NDArray, t: int, c: float, diameter: float | None) -> float:
@@ -197,7 +190,20 @@ def lemma_mu(shifts: ArrayLike, contraction: float, noise_sd: ArrayLike, diamete
 
 
 def batch_partition(n: int, batch_size: int) -> tuple[int, ...]:
-    """Sizes of the fixed partition of n records into ⌈n/b⌉ batches of b (the last one possibly shorter)."""
+    """Sizes of the fixed partition of n records into ⌈n/b⌉ batches of b (the last one possibly shorter).
+
+    Parameters
+    ----------
+    n : int
+        Number of records.
+    batch_size : int
+        b, 1 ≤ b ≤ n.
+
+    Returns
+    -------
+    tuple of int
+        ⌊n/b⌋ sizes b, then n mod b if it is not 0.
+    """
     n, b = int(n), int(batch_size)
     if not 1 <= b <= n:
         raise ValueError(f"need 1 <= batch_size <= n; got n = {n}, batch_size = {b}.")
@@ -237,6 +243,24 @@ def schedule_shifts(batch_sizes: Sequence[int], epochs: int | None, step_size: f
     b is the nominal batch size (default the largest batch): our update divides by b for every
     batch, so a shorter batch has the same shift bound and noise sd (:mod:`dpconvex.accounting.noisy_sgd`).
     Records in the same batch share a row.
+
+    Parameters
+    ----------
+    batch_sizes : sequence of int
+        The fixed partition (e.g. :func:`batch_partition`), sizes ≥ 1.
+    epochs : int or None
+        E ≥ 0 for the cyclic schedule; None when ``order`` is given.
+    step_size, sensitivity : float
+        η > 0 and S_g ≥ 0 (the replace-one sensitivity of one record's gradient).
+    batch_size : int or None
+        Nominal b ≥ every batch size (default: the largest batch).
+    order : array_like of int or None
+        Batch index of every step, for any other deterministic schedule.
+
+    Returns
+    -------
+    ndarray of shape (len(batch_sizes), t)
+        The shifts.
     """
     shift, _, idx, t = _schedule(batch_sizes, epochs, step_size, sensitivity, batch_size, order)
     l = len(batch_sizes)
@@ -275,6 +299,11 @@ def worst_case_mu(batch_sizes: Sequence[int], epochs: int | None, step_size: flo
         Nominal b dividing every batch (default: the largest batch).
     order : array_like of int or None
         Batch index of every step, for any other deterministic schedule.
+
+    Returns
+    -------
+    float or ndarray
+        μ, shaped as ``sigma`` (exact optimum up to the note-4 truncation, which only errs upwards).
     """
     c, diameter = _check(contraction, diameter)
     shift, b, idx, t = _schedule(batch_sizes, epochs, step_size, sensitivity, batch_size, order)
@@ -294,106 +323,3 @@ def worst_case_mu(batch_sizes: Sequence[int], epochs: int | None, step_size: flo
     mu = math.sqrt(value) / nu
     return float(mu) if mu.ndim == 0 else mu
 
-
-def _geometric(ratio: float, terms: int) -> float:
-    """Σ_{i<terms} ratio^i, accurate for ratio near 1 (and exact at 0 and 1)."""
-    if ratio == 1.0:
-        return float(terms)
-    if ratio == 0.0:
-        return 1.0 if terms > 0 else 0.0
-    return math.expm1(terms * math.log(ratio)) / math.expm1(math.log(ratio))
-
-
-def gd_factor(contraction: float, steps: int) -> float:
-    """``sqrt((1 + c)/(1 − c) · (1 − c^t)/(1 + c^t))``: Bok et al. 2024 (arXiv:2403.00278), NoisyGD,
-    strongly convex (notes §1.3, authors' code ``plot_table_ngd_fdp.py``); √t at c = 1 (composition).
-
-    Derivation: every step shifts by s, τ = 0; the barrier S is concave in X, so the taut string is
-    the straight line and Σa² = (s Σ_{i<t} c^i)² / Σ_{i<t} c^{2i} = s²·factor².
-    """
-    c, t = float(contraction), int(steps)
-    return _geometric(c, t) / math.sqrt(_geometric(c * c, t)) if t > 0 else 0.0
-
-
-def gd_closed_form_mu(shift: float, noise_sd: ArrayLike, contraction: float, steps: int,
-                      diameter: float | None = None):
-    """Exact core-lemma μ of NoisyGD (the record in every step), any c ∈ (0, 1], with or without D.
-
-    τ = 0 gives :func:`gd_factor` (notes §1.3).  A window of w steps with b = D costs
-    W(w) = (c^w D + s Σ_{i<w} c^i)² / Σ_{i<w} c^{2i} (straight string, as for τ = 0).  With
-    y = c^w, W ∝ (A + (D − A)y)²/(1 − y²), A = s/(1 − c), whose derivative has the sign of
-    (D − A) + A·y: W is unimodal in w with the continuous minimiser y* = 1 − D(1 − c)/s (w* = D/s
-    at c = 1), where W = (1 + c)·D·(2s − (1 − c)D) (4Ds at c = 1).  So the integer optimum is at
-    ⌊w*⌋ or ⌈w*⌉ clipped to [1, t]; if y* ≤ 0 no window beats τ = 0.  (Derived here, checked in the
-    tests against the generic optimum; it is exact, the notes' §1.6 form is an upper bound.)
-    """
-    c, diameter = _check(contraction, diameter)
-    s, t = float(shift), int(steps)
-    value = (s * gd_factor(c, t)) ** 2
-    if diameter == 0.0:
-        value = 0.0
-    elif diameter is not None and t >= 1 and c > 0.0:
-        y_star = 1.0 - diameter * (1.0 - c) / s if s > 0 else -1.0
-        if y_star > 0.0:
-            w_star = diameter / s if c == 1.0 else math.log(y_star) / math.log(c)
-            for w in {min(max(math.floor(w_star), 1), t), min(max(math.ceil(w_star), 1), t)}:
-                value = min(value, (c**w * diameter + s * _geometric(c, w)) ** 2 / _geometric(c * c, w))
-    mu = math.sqrt(value) / _noise(noise_sd)
-    return float(mu) if mu.ndim == 0 else mu
-
-
-def bok_constrained_gd_mu(shift: float, noise_sd: ArrayLike, steps: int, diameter: float):
-    """Bok et al. constrained NoisyGD (notes §1.6, code ``plot_table_ngd_fdp.py`` l.177, D re-inserted).
-
-    ``μ* = sqrt(3Ds + s²⌈D/s⌉)/ν``; in Bok's notation s = ηL/n, ν = ησ.  From the window
-    w = ⌈D/s⌉ (straight string at c = 1): (D + ws)²/w = D²/w + 2Ds + ws² with D²/w ≤ Ds; exact when
-    D/s is an integer.  The notes' condition t ≥ ⌈D/s⌉ is not needed for validity: below it μ*
-    exceeds composition √t·s/ν.  Any c ≤ 1 (the optimum is non-decreasing in c).  Returns
-    min(μ*, √t·s/ν), as the authors' code does.
-    """
-    s, t, d = float(shift), int(steps), float(diameter)
-    value = 3.0 * d * s + s * s * math.ceil(d / s) if s > 0 else 0.0
-    mu = math.sqrt(min(value, t * s * s)) / _noise(noise_sd)
-    return float(mu) if mu.ndim == 0 else mu
-
-
-def bok_constrained_cgd_mu(shift: float, noise_sd: ArrayLike, batches: int, diameter: float):
-    """Bok et al. constrained NoisyCGD (notes §1.6, code ``plot_table_ncgd_fdp.py`` l.186, D re-inserted).
-
-    ``μ* = sqrt(3Ds/l + s² + s²⌈D/s⌉/l)/ν`` with s = ηS_g/b per use and l batches (Bok's L/b is
-    our S_g/b: the ratio s/ν is the same).  Checked ≥ the generic optimum in the tests (not proved
-    here).  The notes' condition E ≥ ⌈D/s⌉ is not needed for validity: for E < ⌈D/s⌉,
-    s²(E − 1)/l < Ds/l, so μ* exceeds the c = 1 value sqrt(1 + (E − 1)/l)·s/ν, itself a bound for
-    every c ≤ 1.  No min with that value here: :func:`cgd_closed_form_mu` takes it.
-    """
-    s, l, d = float(shift), int(batches), float(diameter)
-    value = 3.0 * d * s / l + s * s + s * s * math.ceil(d / s) / l if s > 0 else 0.0
-    mu = math.sqrt(value) / _noise(noise_sd)
-    return float(mu) if mu.ndim == 0 else mu
-
-
-def cgd_closed_form_mu(shift: float, noise_sd: ArrayLike, contraction: float, batches: int, epochs: int,
-                       diameter: float | None = None):
-    """Closed-form μ of NoisyCGD (l batches cycled E times), worst position; an upper bound on
-    :func:`worst_case_mu`, equal to it without D.
-
-    c < 1, l ≥ 2: :func:`~.noisy_sgd_bounds.bok_cgd_mu` (Bok et al. Thm 4.5, notes §1.4), which is
-    the lemma's exact τ = 0 optimum (checked in the tests); c = 1: its limit sqrt(1 + (E − 1)/l)
-    (notes §1.4; the taut string has slope s/l through the cycles and pays the last use alone).
-    l = 1 is NoisyGD with t = E: :func:`gd_factor`, because Thm 4.5's form is not exact there (at
-    E = 2 it gives √2 against (1 + c)/sqrt(1 + c²); still an upper bound).  With D: the min with
-    :func:`bok_constrained_cgd_mu`, valid at any c ≤ 1 by monotonicity in c.
-    """
-    c, diameter = _check(contraction, diameter)
-    l, e = int(batches), int(epochs)
-    if e == 0 or shift == 0 or diameter == 0.0:
-        mu = 0.0 * _noise(noise_sd)
-    elif l == 1:
-        mu = shift * gd_factor(c, e) / _noise(noise_sd)
-    elif c < 1.0:
-        mu = np.asarray(bok_cgd_mu(shift, _noise(noise_sd), c, l, e), dtype=float)
-    else:
-        mu = shift * math.sqrt(1.0 + (e - 1) / l) / _noise(noise_sd)
-    if diameter is not None and diameter > 0 and shift > 0:
-        mu = np.minimum(mu, bok_constrained_cgd_mu(shift, noise_sd, l, diameter))
-    return float(mu) if np.ndim(mu) == 0 else mu

@@ -1,8 +1,12 @@
-"""Input checks shared by mechanisms and estimators: errors name the parameter and its range."""
+"""Row checks shared by mechanisms and estimators: shapes, finiteness, norm and label bounds.
+
+Errors name the parameter and its range.  The argument checks (the privacy budget, the random state,
+Dask and pandas inputs, data-dependent features) are in :mod:`dpconvex.data.arguments`, re-exported
+here so that every name keeps its path.
+"""
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -10,7 +14,16 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from dpconvex.accounting._checks import check_delta, check_epsilon, check_positive
+from dpconvex.accounting._checks import check_positive
+from dpconvex.data.arguments import (
+    DataDependentFeatures,
+    check_frame,
+    check_privacy_budget,
+    input_leaks,
+    is_dask_collection,
+    make_rng,
+    mark_data_dependent,
+)
 from dpconvex.exceptions import PrivacyLeakWarning
 from dpconvex.objectives.losses import row_norms
 
@@ -18,21 +31,8 @@ _ROUNDING = 1e-9
 
 __all__ = ["ValidatedRows", "check_privacy_budget", "check_rows", "check_targets", "check_training_data",
            "check_training_rows", "clip_rows", "enforce_norm_bound", "enforce_label_bound", "make_rng",
-           "norm_bound_scale"]
-
-
-def check_privacy_budget(epsilon: float, delta: float) -> None:
-    """Raise ``ValueError`` unless ε is a finite real number > 0 and δ a real number in (0, 1).
-
-    The ranges are the accountants' own (:func:`dpconvex.accounting._checks.check_epsilon`,
-    :func:`~dpconvex.accounting._checks.check_delta`); on top of them a mechanism's budget must be a
-    real number (not an array or a string).
-    """
-    for name, value in (("epsilon", epsilon), ("delta", delta)):
-        if not isinstance(value, numbers.Real):
-            raise ValueError(f"{name} must be a real number; got {name}={value!r}.")
-    check_epsilon(epsilon)
-    check_delta(delta)
+           "norm_bound_scale", "is_dask_collection", "check_frame", "DataDependentFeatures", "mark_data_dependent",
+           "input_leaks"]
 
 
 def _refuse_features(X: NDArray) -> None:
@@ -71,6 +71,23 @@ def check_training_data(X: NDArray, y: NDArray) -> tuple[NDArray[np.float64], ND
     """X (n, d) and y (n,) as float64 arrays, or ``ValueError`` for NaN/inf, empty or mismatched input.
 
     Float64 input is returned as it is (``numpy.asarray``: no copy); other input is converted.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        The features, n, d ≥ 1.
+    y : array_like of shape (n,)
+        The targets.
+
+    Returns
+    -------
+    X, y : ndarray
+        As float64 arrays.
+
+    Raises
+    ------
+    ValueError
+        For a wrong shape (X first), then a NaN or ±inf in X, then in y.
     """
     X, y = _checked_shapes(X, y)
     if not np.all(np.isfinite(X)):
@@ -93,6 +110,13 @@ def check_training_rows(X: NDArray, y: NDArray
     non-negative terms with one of them NaN or inf is NaN or inf), so X is finite wherever every row
     norm is; only the rows with a non-finite norm are read again, to tell a non-finite entry from
     finite entries whose squares overflow (such rows pass, as under :func:`check_training_data`).
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        The features, n, d ≥ 1.
+    y : array_like of shape (n,)
+        The targets.
 
     Returns
     -------
@@ -188,6 +212,17 @@ def check_targets(y: NDArray, n: int) -> NDArray[np.float64]:
     """y as a float64 array (n,), or ``ValueError`` with :func:`check_training_data`'s messages for y.
 
     The check of the targets of :class:`ValidatedRows` of ``n`` rows (O(n): no pass over X).
+
+    Parameters
+    ----------
+    y : array_like of shape (n,)
+        The targets.
+    n : int
+        The number of rows of X.
+
+    Returns
+    -------
+    ndarray of shape (n,)
     """
     y = np.asarray(y, dtype=float)
     _refuse_targets(y, n)
@@ -253,6 +288,20 @@ def clip_rows(X: NDArray[np.float64], scale: NDArray[np.float64], *, copy: bool)
 
     The rows are scaled in place (``copy=False``: ``X`` must be an array the caller owns) by the
     same products as :func:`enforce_norm_bound`'s, so the result equals its clipped rows bit for bit.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The features (float64).
+    scale : ndarray of shape (n,)
+        The factors of :func:`norm_bound_scale`.
+    copy : bool
+        Scale a copy (made only if some factor differs from 1) instead of ``X`` itself.
+
+    Returns
+    -------
+    ndarray of shape (n, d)
+        ``X`` (scaled in place, or untouched) or the scaled copy.
     """
     over = (scale != 1.0).nonzero()[0]
     if over.size:
@@ -270,6 +319,24 @@ def enforce_norm_bound(X: NDArray[np.float64], data_norm: float, *, strict: bool
     ``strict=True``, a ``ValueError``).  Returns the (possibly) clipped copy and the count; ``X``
     itself when no row is changed.  ``norms``: ``row_norms(X)`` if the caller has them.  To clip
     without a copy of X, use :func:`norm_bound_scale` and apply its factors where rows are read.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The features (float64).
+    data_norm : float
+        The declared bound on ‖xᵢ‖₂, finite and > 0.
+    strict : bool, default=False
+        Refuse rows above the bound (beyond rounding, relative 1e-9) instead of clipping them.
+    norms : ndarray of shape (n,), optional
+        ``row_norms(X)``, if already computed.
+
+    Returns
+    -------
+    X : ndarray of shape (n, d)
+        The clipped copy, or ``X`` itself when no row is above the bound.
+    count : int
+        The rows above the bound by more than rounding (for the warning only: never released).
     """
     check_positive(data_norm, "data_norm")
     norms = row_norms(X) if norms is None else norms
@@ -280,7 +347,25 @@ def enforce_norm_bound(X: NDArray[np.float64], data_norm: float, *, strict: bool
 
 
 def enforce_label_bound(y: NDArray[np.float64], label_bound: float, *, strict: bool = False) -> tuple[NDArray, int]:
-    """Clip regression targets to [−label_bound, label_bound] (warning or, if strict, error)."""
+    """Clip regression targets to [−label_bound, label_bound] (warning or, if strict, error).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+        The targets.
+    label_bound : float
+        The declared bound on |yᵢ|, finite and > 0.
+    strict : bool, default=False
+        Raise ``ValueError`` for a target above the bound instead of clipping it (with a
+        :class:`~dpconvex.exceptions.PrivacyLeakWarning`).
+
+    Returns
+    -------
+    y : ndarray of shape (n,)
+        The clipped copy, or ``y`` itself when no target is above the bound.
+    count : int
+        The targets above the bound (for the warning only: never released).
+    """
     check_positive(label_bound, "label_bound")
     over = np.abs(y) > label_bound
     count = int(np.count_nonzero(over))
@@ -292,94 +377,3 @@ def enforce_label_bound(y: NDArray[np.float64], label_bound: float, *, strict: b
         y = np.clip(y, -label_bound, label_bound)
     return y, count
 
-
-def make_rng(random_state: None | int | np.random.Generator | np.random.RandomState) -> np.random.Generator:
-    """The generator that draws a mechanism's noise.
-
-    ``None`` (the default, and the only choice for a release) gives a generator seeded from the
-    operating system's entropy pool.  An ``int``, ``Generator`` or ``RandomState`` gives a
-    reproducible stream, for experiments and tests only.
-    """
-    if random_state is None:
-        return np.random.default_rng()
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    if isinstance(random_state, numbers.Integral):
-        return np.random.default_rng(int(random_state))
-    raise ValueError(f"random_state must be None, an int, a numpy Generator or a RandomState; got {random_state!r}.")
-
-
-def is_dask_collection(X: object) -> bool:
-    """Whether ``X`` is a Dask collection (array, DataFrame, Series), told without importing Dask."""
-    return type(X).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(X, "__dask_graph__")
-
-
-def check_frame(X: object) -> None:
-    """For a pandas DataFrame X: ``ValueError`` naming its non-numeric columns or its columns with
-    missing values, and what to do (encode them with a declared schema); other inputs pass through.
-
-    scikit-learn would stop at the first bad cell ("could not convert string to float", "Input X
-    contains NaN") without naming the column.
-    """
-    if not type(X).__module__.startswith("pandas") or not hasattr(X, "dtypes") or getattr(X, "ndim", 0) != 2:
-        return
-    from pandas.api.types import is_bool_dtype, is_numeric_dtype
-
-    def named(columns: list) -> str:
-        return f"{[str(c) for c in columns[:10]]}{' ...' if len(columns) > 10 else ''}"
-
-    text = [column for column, dtype in X.dtypes.items() if not (is_numeric_dtype(dtype) or is_bool_dtype(dtype))]
-    if text:
-        raise ValueError(f"X has non-numeric columns {named(text)}: encode them with a declared schema first, "
-                         "e.g. dpconvex.estimators.preprocessing.PublicSchemaTransformer in a Pipeline before the "
-                         "estimator.")
-    missing = [column for column, any_missing in X.isna().any().items() if any_missing]
-    if missing:
-        raise ValueError(f"X has missing values in columns {named(missing)}: declare a fill value for them "
-                         "(PublicSchemaTransformer's numeric_fill, which adds a missing-value indicator), or "
-                         "remove those rows.")
-
-
-class DataDependentFeatures(np.ndarray):
-    """Features whose encoding was read from the private data: no model fitted on them has a guarantee.
-
-    :class:`~dpconvex.estimators.preprocessing.PublicSchemaTransformer` returns this array (a float ndarray with
-    the attribute ``privacy_leak``, the reason) for a data-dependent schema, so that an estimator
-    fitted on its output in a ``Pipeline`` voids its own certificate (:func:`input_leaks`).  Slices
-    and copies keep the reason, and so does stacking it beside other columns (``np.hstack``,
-    ``np.concatenate``, ``np.column_stack``: what scikit-learn's ``ColumnTransformer`` does with its
-    transformers' outputs); ``numpy.asarray`` drops it (validation happens after it is read).
-    """
-
-    privacy_leak: str = ""
-
-    def __array_finalize__(self, source: object) -> None:
-        self.privacy_leak = getattr(source, "privacy_leak", "")
-
-    def __array_function__(self, func, types, args, kwargs):
-        result = super().__array_function__(func, types, args, kwargs)
-        if func in _STACKING and isinstance(result, np.ndarray):
-            reasons = [getattr(part, "privacy_leak", "") for part in args[0]]
-            reason = "; ".join(dict.fromkeys(r for r in reasons if r))
-            if reason:
-                result = mark_data_dependent(result, reason)
-        return result
-
-
-#: The numpy functions that stack arrays side by side or on top of each other: their result keeps the mark.
-_STACKING = frozenset({np.concatenate, np.hstack, np.vstack, np.column_stack, np.stack})
-
-
-def mark_data_dependent(features: NDArray[np.float64], reason: str) -> DataDependentFeatures:
-    """``features`` as :class:`DataDependentFeatures` carrying ``reason``."""
-    marked = np.asarray(features, dtype=float).view(DataDependentFeatures)
-    marked.privacy_leak = reason
-    return marked
-
-
-def input_leaks(X: object) -> tuple[str, ...]:
-    """The reasons a feature matrix voids the guarantee: ``(X.privacy_leak,)`` if it carries one, else ``()``."""
-    reason = getattr(X, "privacy_leak", "")
-    return (reason,) if isinstance(reason, str) and reason else ()

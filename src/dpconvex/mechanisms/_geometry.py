@@ -14,6 +14,8 @@ post-processing, so no property of the projection enters.
 
 from __future__ import annotations
 
+from typing import cast
+
 from dpconvex.objectives.constraints import Constraint
 
 __all__ = ["BREGMAN_PROJECTION_MECHANISMS", "require_euclidean_projection"]
@@ -22,13 +24,14 @@ __all__ = ["BREGMAN_PROJECTION_MECHANISMS", "require_euclidean_projection"]
 BREGMAN_PROJECTION_MECHANISMS = ("sco_noisy_sgd",)
 
 
-def require_euclidean_projection(constraint: Constraint, mechanism: str) -> None:
+def require_euclidean_projection(constraint: object, mechanism: str) -> None:
     """Raise ``ValueError`` unless ``constraint.project`` is the Euclidean projection onto a closed convex set.
 
     Parameters
     ----------
-    constraint : Constraint
-        The set the mechanism would project onto; it must declare ``euclidean_projection``.
+    constraint : Constraint or object
+        The set the mechanism would project onto; it must declare ``euclidean_projection`` (anything else,
+        ``"auto"`` included, is refused).
     mechanism : str
         The caller's name, quoted in the error.
 
@@ -44,6 +47,7 @@ def require_euclidean_projection(constraint: Constraint, mechanism: str) -> None
     if euclidean is None:
         raise ValueError(f"constraint must be a constraint set of dpconvex.objectives.constraints (declaring "
                          f"euclidean_projection); {mechanism} got {constraint!r}.")
+    constraint = cast(Constraint, constraint)  # it declares euclidean_projection (not True), as a Constraint does
     raise ValueError(
         f"{mechanism} does not accept constraint={constraint.describe()}: its projection is not the Euclidean "
         f"projection, so it is not non-expansive in l2, and the {mechanism} certificate uses non-expansiveness of "

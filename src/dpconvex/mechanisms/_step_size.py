@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import cast
 
 __all__ = ["require_step_size"]
 
 
-def require_step_size(step_size: object, smoothness: float | None = None) -> None:
+def require_step_size(step_size: object, smoothness: float | None = None) -> float:
     """Raise ``ValueError`` unless ``step_size`` is a real number in (0, 2/smoothness), or in (0, ∞) without one.
 
     Parameters
@@ -19,14 +20,20 @@ def require_step_size(step_size: object, smoothness: float | None = None) -> Non
         The objective's smoothness β, for the gradient-step mechanisms: beyond 2/β gradient descent
         need not converge (and their certificates do not hold).  ``None``: any finite η > 0.
 
+    Returns
+    -------
+    float
+        ``step_size`` itself (the same object, not converted), typed as the real number it was checked to be.
+
     Raises
     ------
     ValueError
         Naming ``step_size``, its valid range and the value given.
     """
     upper = math.inf if smoothness is None else 2.0 / smoothness
-    if isinstance(step_size, numbers.Real) and not isinstance(step_size, bool) and 0 < step_size < upper:
-        return
+    eta = cast(float, step_size)  # mypy does not order numbers.Real; checked to be a real number below
+    if isinstance(step_size, numbers.Real) and not isinstance(step_size, bool) and 0 < eta < upper:
+        return eta
     if smoothness is None:
         raise ValueError(f"step_size must be 'auto' or a finite number > 0; got {step_size!r}.")
     raise ValueError(f"step_size must be 'auto' or lie in (0, 2/smoothness) = (0, {upper:.6g}) for this loss "

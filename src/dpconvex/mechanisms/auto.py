@@ -53,7 +53,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -87,9 +87,8 @@ MAX_STEP_FACTOR = 1.95
 #: Work budget: passes over the data (the speed target: no more than a non-private L-BFGS fit).  At
 #: a given T, 3 passes reached the accuracy of 10 on UCI Adult for ε ≤ 0.5 (docs/BENCHMARKS.md).
 MAX_PASSES = 3
-#: Norm B of the comparator in the bound (a public prior on the size of a good model for rows of
-#: norm ≤ 1: margins of a few units need ‖w‖ of a few tens; the non-private λ = 1e-4 solution on
-#: UCI Adult has ‖w‖ ≈ 17).
+#: Norm B of the comparator in the bound (a public prior on the size of a good model for rows of norm ≤ 1: margins of
+#: a few units need ‖w‖ of a few tens; the non-private λ = 1e-4 solution on UCI Adult has ‖w‖ ≈ 17).
 REFERENCE_NORM = 20.0
 
 
@@ -257,7 +256,7 @@ def _choose(problem: Problem) -> AutoChoice:
                             gradient_bound, probe)
         return _signal_to_noise(min(found, key=lambda c: c.score), gradient_bound)
 
-    harm = harm_warning(ratio_at, problem.n, problem.target.epsilon)
+    harm = harm_warning(ratio_at, problem.n, cast(float, problem.target.epsilon))  # not None: gdp_mu refused None above
     step = chosen.step_size
     if fixed:
         l2, rule = probe, "given"
@@ -286,12 +285,13 @@ def select_configuration(n: int, dimension: int, **keywords) -> AutoChoice:
     return plan_for_shape(auto, _choose, n, dimension, keywords)
 
 
-def _require_epsilon(epsilon: float | None, sigma: float | None) -> None:
-    """``ValueError`` unless a target ε is given and no σ: the choice depends on ε; auto calibrates its own noise."""
+def _require_epsilon(epsilon: float | None, sigma: float | None) -> float:
+    """ε; ``ValueError`` unless a target ε is given and no σ: the choice depends on ε; auto calibrates its own noise."""
     if epsilon is None:
         raise ValueError("method='auto' needs a target epsilon (its choice depends on it; sigma is not enough).")
     if sigma is not None:
         raise ValueError("method='auto' calibrates its own noise: give epsilon, not sigma.")
+    return epsilon
 
 
 @dataclasses.dataclass(frozen=True)
@@ -320,10 +320,10 @@ def plan(problem: Problem) -> AutoPlan:
     AutoPlan
     """
     target = problem.target
-    _require_epsilon(target.epsilon, target.sigma)
+    epsilon = _require_epsilon(target.epsilon, target.sigma)
     require_backend("auto", problem.data, problem.loss)  # for a problem built elsewhere than auto()
     if trained_method(problem.loss) == "sco_noisy_sgd":
-        l2 = 0.0 if problem.l2_regularization == "auto" else problem.l2_regularization
+        l2 = 0.0 if problem.l2_regularization == "auto" else problem.l2
         note = (f"method='auto' trained sco_noisy_sgd: the {problem.loss.name} loss is not smooth and sco_noisy_sgd is "
                 "the only mechanism for non-smooth losses")
         return AutoPlan(sco_train, sco_plan(dataclasses.replace(problem, l2_regularization=l2)), l2, note)
@@ -333,7 +333,7 @@ def plan(problem: Problem) -> AutoPlan:
                             step_size=choice.step_size, clip_norm=choice.clip_norm, output="tail_average")
     if choice.harm is not None:
         warnings.warn(choice.harm, LowUtilityWarning, stacklevel=2)
-    return AutoPlan(noisy_sgd_train, chosen, choice.l2_regularization, choice.reason(target.epsilon, target.delta),
+    return AutoPlan(noisy_sgd_train, chosen, choice.l2_regularization, choice.reason(epsilon, target.delta),
                     ((RULE_DETAIL, choice.rule()), (SCORES_DETAIL, choice.scores())), choice.harm)
 
 

@@ -149,14 +149,15 @@ def plan(problem: Problem, *, step_size: float | str = "auto", iterations: int |
         Naming the option and its valid range, the unmet conditions of a named bound, or a
         constraint whose projection is not Euclidean (``_geometry.require_euclidean_projection``).
     """
-    constraint, n, dimension = problem.constraint, problem.n, problem.dimension
+    n, dimension = problem.n, problem.dimension
     epsilon, delta, sigma = problem.target.epsilon, problem.target.delta, problem.target.sigma
-    require_euclidean_projection(constraint, "noisy_gd")
+    require_euclidean_projection(problem.constraint, "noisy_gd")  # refuses "auto" too (noisy_gd has no ball rule)
+    constraint = problem.resolved_constraint()
     constants = problem.constants(constraint)
 
     if step_size == "auto":
         step_size = default_step_size(constants.smoothness)
-    require_step_size(step_size, constants.smoothness)
+    step_size = require_step_size(step_size, constants.smoothness)
     if initialization == "auto":
         initialization = "fixed"
     if initialization == "stationary" and constants.strong_convexity <= 0:
@@ -232,7 +233,7 @@ def train(problem: Problem, plan: NoisyGDPlan, random_state: RandomState = None)
     TrainingResult
         The last iterate and its certificate (:class:`~dpconvex.mechanisms.base.TrainingResult`).
     """
-    event, bound, constraint, loss = plan.event, plan.bound, problem.constraint, problem.loss
+    event, bound, constraint, loss = plan.event, plan.bound, problem.resolved_constraint(), problem.loss
     dimension, l2, delta = problem.dimension, problem.l2, problem.target.delta
     constants = problem.constants(constraint)
     privacy = accountant.account(event, delta, bound=bound)
@@ -242,7 +243,7 @@ def train(problem: Problem, plan: NoisyGDPlan, random_state: RandomState = None)
     theta = _initial_point(event.initialization, dimension, event.sigma, constants.strong_convexity, constraint, rng)
     noise_scale = np.sqrt(2.0 * event.step_size) * event.sigma
     # The data's mean_gradient, not gradient_sum / n: in memory the quadratic loss rounds the two differently.
-    mean_gradient = problem.data.mean_gradient
+    mean_gradient = problem.trainable_data().mean_gradient
     for _ in range(event.iterations):
         gradient = mean_gradient(loss, theta) + l2 * theta
         theta = constraint.project(theta - event.step_size * gradient + noise_scale * rng.standard_normal(dimension))

@@ -115,7 +115,7 @@ class NoisySGDPlan:
 
 
 def _positive_integer(name: str, value, upper: int | None = None) -> int:
-    if not (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+    if not (isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 1
             and (upper is None or value <= upper)):
         limit = f"an integer in [1, {upper}]" if upper is not None else "an integer >= 1"
         raise ValueError(f"{name} must be 'auto' or {limit}; got {value!r}.")
@@ -304,7 +304,7 @@ def _descend(problem: Problem, plan: NoisySGDPlan, rng: np.random.Generator) -> 
     bar = tqdm(total=steps, desc="noisy_sgd", unit="step", disable=None if plan.progress is None else not plan.progress,
                delay=0.0 if plan.progress else 2.0, mininterval=0.5)
     order, batches = _batches(event, rng)
-    data = problem.data if order is None else problem.data.permuted(order)
+    data = problem.trainable_data() if order is None else problem.trainable_data().permuted(order)
     gradient_sum = data.gradient_sum
     # The projection, inlined for the L2 ball (‖w‖ as np.linalg.norm computes it: √(w·w)) and the identity.
     ball = type(constraint) is L2Ball
@@ -315,7 +315,7 @@ def _descend(problem: Problem, plan: NoisySGDPlan, rng: np.random.Generator) -> 
     sqrt = math.sqrt
     # ξ_k drawn in blocks of steps (the same stream as one draw per step), ≈ 64k numbers a block.
     block_steps = max(1, min(steps, (1 << 16) // max(dimension, 1)))
-    block, row = None, block_steps
+    block, row = np.empty((0, dimension)), block_steps
     for step, batch in enumerate(batches, start=1):
         if row == block_steps:
             block = rng.standard_normal((min(block_steps, steps - step + 1), dimension))

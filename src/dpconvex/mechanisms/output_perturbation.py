@@ -109,7 +109,7 @@ def plan(problem: Problem, *, variant: str = "rsgd_ar", batch_size: int | str = 
         raise ValueError(f"variant must be one of {VARIANTS}; got {variant!r}.")
     require_euclidean_projection(problem.constraint, variant)  # Δ[j] contracts by ρ through non-expansive projections
     n, epsilon, delta, sigma = problem.n, problem.target.epsilon, problem.target.delta, problem.target.sigma
-    constants = problem.constants(problem.constraint)
+    constants = problem.constants(problem.resolved_constraint())
     smooth, strong = constants.smoothness, constants.strong_convexity
     if not strong > 0:
         raise ValueError(
@@ -119,7 +119,7 @@ def plan(problem: Problem, *, variant: str = "rsgd_ar", batch_size: int | str = 
 
     if step_size == "auto":
         step_size = 2.0 / (smooth + strong)
-    require_step_size(step_size, smooth)
+    step_size = require_step_size(step_size, smooth)
     if variant == "outpert_gd":
         if batch_size != "auto":
             raise ValueError("OutPert-GD is full-batch: leave batch_size='auto' (it uses n).")
@@ -169,13 +169,13 @@ def train(problem: Problem, plan: OutputPerturbationPlan, random_state: RandomSt
     TrainingResult
         The noisy iterate and its certificate (:class:`~dpconvex.mechanisms.base.TrainingResult`).
     """
-    event, variant, constraint = plan.event, plan.variant, problem.constraint
+    event, variant, constraint = plan.event, plan.variant, problem.resolved_constraint()
     schedule = event.schedule
     privacy = accountant.account_output_perturbation(event, problem.target.delta)
 
     rng = make_rng(random_state)
     order = rng.permutation(problem.n) if variant == "rsgd_ar" else np.arange(problem.n)
-    w = _run(problem.data.permuted(order), problem.loss, problem.l2, schedule, constraint)
+    w = _run(problem.in_memory().permuted(order), problem.loss, problem.l2, schedule, constraint)
     released = w + event.sigma * rng.standard_normal(w.shape[0])
 
     sensitivities = event.sensitivities()

@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -169,12 +170,13 @@ def plan(problem: Problem, *, noise: str = "gaussian", random_stop: bool = False
     n, dimension, constraint = problem.n, problem.dimension, problem.constraint
     epsilon, delta = problem.target.epsilon, problem.target.delta
     _check_options(noise, dimension, constraint, random_stop)
-    constraint = resolve_constraint(problem)  # "auto" at λ = 0 is refused: K must be bounded
+    # "auto" at λ = 0 is refused (K must be bounded); an L2Ball by _check_options, or the "auto" ball (an L2Ball)
+    constraint = cast(L2Ball, resolve_constraint(problem))
     constants = problem.constants(constraint)
     lipschitz = constants.gradient_sensitivity / 2.0  # the paper's 2L is our S_g (derivation in module doc)
     keyword = NOISES[noise][0]
-    common = dict(n=n, lipschitz=lipschitz, smoothness=constants.smoothness,
-                  strong_convexity=constants.strong_convexity, diameter=constraint.diameter)
+    common: dict[str, Any] = dict(n=n, lipschitz=lipschitz, smoothness=constants.smoothness,
+                                  strong_convexity=constants.strong_convexity, diameter=constraint.diameter)
 
     def noise_variance(level: float) -> float:  # E‖Z‖²: dσ² (Gaussian) or 2b² (Laplace, d = 1)
         return dimension * level**2 if noise == "gaussian" else 2.0 * level**2
@@ -183,7 +185,7 @@ def plan(problem: Problem, *, noise: str = "gaussian", random_stop: bool = False
         # The fixed-stop worst record (t = n) does not depend on η, so calibrate it first.
         level = accountant.calibrate_pnsgd_noise(epsilon, delta, **common, step_size=1.0, noise=noise)
     else:
-        level = float(problem.target.sigma)
+        level = float(cast(float, problem.target.sigma))  # no epsilon: a sigma (PrivacyTarget holds exactly one)
     if step_size == "auto":
         step_size = default_step_size(n, constants.smoothness, constants.strong_convexity, constraint.radius,
                                       constants.lipschitz_regularized, noise_variance(level))
@@ -192,7 +194,8 @@ def plan(problem: Problem, *, noise: str = "gaussian", random_stop: bool = False
     if epsilon is not None and random_stop:
         level = accountant.calibrate_pnsgd_noise(epsilon, delta, **common, step_size=step_size, noise=noise,
                                                  random_stop=True)
-    event = accountant.PNSGDEvent(**common, step_size=step_size, random_stop=random_stop, **{keyword: level})
+    noise_level: dict[str, Any] = {keyword: level}  # the event's field of this noise family's level
+    event = accountant.PNSGDEvent(**common, step_size=step_size, random_stop=random_stop, **noise_level)
     return PNSGDPlan(event=event, noise=noise, constraint=constraint)
 
 
@@ -239,7 +242,8 @@ def train(problem: Problem, plan: PNSGDPlan, random_state: RandomState = None) -
     rng = make_rng(random_state)
     stop = int(rng.integers(1, n + 1)) if random_stop else n
     draw = (lambda: rng.normal(0.0, level, dimension)) if noise == "gaussian" else (lambda: rng.laplace(0.0, level, 1))
-    X, y = problem.data.X, problem.data.y
+    data = problem.in_memory()
+    X, y = data.X, data.y
     theta = np.zeros(dimension)
     released = np.zeros(dimension)
     for k in range(1, n + 1):  # all n steps whatever T is: the work done must not reveal T

@@ -235,6 +235,26 @@ class Problem:
             raise ValueError("l2_regularization='auto' is chosen by method='auto' only; give a number >= 0.")
         return cast(float, self.l2_regularization)
 
+    def resolved_constraint(self) -> Constraint:
+        """The constraint set; ``ValueError`` for ``"auto"``, which the mechanism's plan resolves before reading it."""
+        if isinstance(self.constraint, str):
+            raise ValueError(f"constraint={self.constraint!r} is not resolved: the mechanism's plan chooses its set "
+                             "(base.resolve_constraint); give a constraint set, e.g. L2Ball(radius).")
+        return self.constraint
+
+    def in_memory(self) -> InMemoryData:
+        """The data as in-memory arrays; ``ValueError`` for a Dask collection or a bare :class:`DataShape`."""
+        if not isinstance(self.data, InMemoryData):
+            raise ValueError(f"this method reads its data in memory (NumPy) only; the problem holds "
+                             f"{type(self.data).__name__}.")
+        return self.data
+
+    def trainable_data(self) -> InMemoryData | DaskData:
+        """The data a run reads (in memory or on a Dask cluster); ``ValueError`` for a bare :class:`DataShape`."""
+        if isinstance(self.data, DataShape):
+            raise ValueError("the problem holds only the data's shape (for planning); training needs the data.")
+        return self.data
+
     def constants(self, constraint: Constraint, l2: float | None = None) -> LossConstants:
         """The loss's declared constants on ``constraint`` at λ = ``l2`` (default: :attr:`l2`), computed once."""
         l2 = self.l2 if l2 is None else l2

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import partial
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -88,7 +89,8 @@ def _potential_ball(potential: EuclideanPotential | PNormPotential, radius: floa
     return LpBall(radius, potential.p) if isinstance(potential, PNormPotential) else L2Ball(radius)
 
 
-def _resolve_geometry(potential, problem: Problem):
+def _resolve_geometry(potential: str | EuclideanPotential | PNormPotential,
+                      problem: Problem) -> tuple[EuclideanPotential | PNormPotential, Constraint]:
     if isinstance(potential, str):
         if potential not in POTENTIALS or potential == "p-norm":
             raise ValueError(f"potential must be 'euclidean' or a PNormPotential(p) instance; got {potential!r}.")
@@ -163,11 +165,12 @@ def plan(problem: Problem, *, step_size: float | str = "auto",
     if target.epsilon is not None:
         sigma = accountant.calibrate_sco_sigma(n, constants.gradient_sensitivity, float(target.epsilon),
                                                float(target.delta))
+    sigma = cast(float, sigma)  # calibrated, or the target's sigma (PrivacyTarget holds exactly one of the two)
     event = accountant.SCOEvent(n=n, sensitivity=constants.gradient_sensitivity, sigma=float(sigma), steps=2 * n)
     if step_size == "auto":
         step_size = default_step_size(n, constraint.diameter, constants.lipschitz_regularized, event.sigma,
                                       potential.noise_norm_factor(dimension), potential.p - 1.0)
-    require_step_size(step_size)
+    step_size = require_step_size(step_size)
     return SCOPlan(event=event, constraint=constraint, potential=potential, step_size=step_size, constants=constants)
 
 
@@ -190,7 +193,8 @@ def train(problem: Problem, plan: SCOPlan, random_state: RandomState = None) -> 
     """
     event, constraint, potential, step_size = plan.event, plan.constraint, plan.potential, plan.step_size
     n, dimension, l2, loss, delta = problem.n, problem.dimension, problem.l2, problem.loss, problem.target.delta
-    X, y, max_steps = problem.data.X, problem.data.y, event.steps
+    data, max_steps = problem.in_memory(), event.steps
+    X, y = data.X, data.y
     privacy = accountant.account_sco(event, delta)
 
     rng = make_rng(random_state)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -72,15 +72,20 @@ class Scoring:
         return self.spread(label_bound) / n_validation
 
 
+def _bound(label_bound: float | None) -> float:
+    """The regression scorings' label bound: a number (ridge declares one; None is never passed to them)."""
+    return cast(float, label_bound)
+
+
 def _clipped(predictions: NDArray, bound: float | None) -> NDArray:
-    return np.clip(predictions, -bound, bound)
+    return np.clip(predictions, -_bound(bound), _bound(bound))
 
 
 #: Every ``scoring`` the estimators accept (classifiers: accuracy; ridge: the other two).
 SCORINGS: dict[str, Scoring] = {s.name: s for s in [
     Scoring("accuracy", lambda p, y, b: (p == y).astype(float), lambda b: 1.0),
-    Scoring("neg_mean_squared_error", lambda p, y, b: -((_clipped(p, b) - y) ** 2), lambda b: 4.0 * b**2),
-    Scoring("neg_mean_absolute_error", lambda p, y, b: -np.abs(_clipped(p, b) - y), lambda b: 2.0 * b),
+    Scoring("neg_mean_squared_error", lambda p, y, b: -((_clipped(p, b) - y) ** 2), lambda b: 4.0 * _bound(b)**2),
+    Scoring("neg_mean_absolute_error", lambda p, y, b: -np.abs(_clipped(p, b) - y), lambda b: 2.0 * _bound(b)),
 ]}
 
 
@@ -229,8 +234,8 @@ def candidate_mu(event: noisy_gd_accountant.NoisyGDEvent) -> float:
         μ.
     """
     bounds = noisy_gd_accountant.BOUNDS
-    return min(bounds[name].gdp_mu(event) for name in noisy_gd_accountant.applicable_bounds(event)
-               if bounds[name].gdp_mu is not None)
+    return min(mu(event) for name in noisy_gd_accountant.applicable_bounds(event)
+               if (mu := bounds[name].gdp_mu) is not None)
 
 
 def base_mu(per_run_mu: float, candidates: Iterable[noisy_gd_accountant.NoisyGDEvent]) -> float:

@@ -14,8 +14,7 @@ releases as they were made, adaptively chosen mechanisms with their parameters a
 up by :data:`dpconvex.accounting.rounding.ROUNDING_MARGIN` like every certified ε:
 
 ``"gdp"``
-    Every curve is GDP: √Σμ² (Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 3.3), exact δ(ε)
-    (their Cor. 2.13).
+    Every curve is GDP: √Σμ² (Dong, Roth, Su 2019, arXiv:1905.02383, Cor. 3.3), exact δ(ε) (their Cor. 2.13).
 ``"rdp"``
     Every curve as an RDP curve (GDP: α μ²/2 exactly; zCDP: α ρ; Poisson: the bound of
     :func:`~dpconvex.accounting.composition.poisson_replace_one_rdp`), summed on
@@ -32,8 +31,7 @@ up by :data:`dpconvex.accounting.rounding.ROUNDING_MARGIN` like every certified 
 ``"basic"``
     Every release's certified pair, summed (needs Σδ_i ≤ δ): never worse than the certificates.
 ``"advanced"``
-    Pairs only, all equal, k ≥ 2: Dwork–Rothblum–Vadhan (Dwork & Roth 2014, Thm 3.20) at
-    δ' = δ − kδ_i.
+    Pairs only, all equal, k ≥ 2: Dwork–Rothblum–Vadhan (Dwork & Roth 2014, Thm 3.20) at δ' = δ − kδ_i.
 
 Partitions (parallel composition).  A release may name a partition: a set of records fixed in
 advance, independently of the data (e.g. row ranges or ids), the partitions disjoint.  A
@@ -69,9 +67,8 @@ any release that would take the running sum past the budget.  ``check`` enforces
     replace-one Rényi bound is far above its privacy-loss distribution at the filter's one order
     (the default on UCI Adult at ε = 1: a Rényi divergence of about 1,900 at α_B for a budget of
     ε_B = 1.5), so the Rényi filter would refuse its first release; the basic filter charges the
-    certified ε.  The first release is chosen before any output, so
-    the rule is data-independent.  A later release the rule can't take raises ``ValueError``
-    (choose ``filter="renyi"`` or ``"basic"`` up front to mix kinds).
+    certified ε.  The first release is chosen before any output, so the rule is data-independent.  A
+    later release the rule can't take raises ``ValueError`` (``filter="renyi"`` or ``"basic"`` mix kinds).
 
 What the filter enforces is never tighter than ``total``: a Poisson run's RDP bound is well above
 its privacy-loss distribution, a PLD or GDP composition is exact only for fixed sequences, and the
@@ -118,7 +115,14 @@ _FORMAT = "dpconvex-privacy-ledger"
 
 @dataclass(frozen=True)
 class Release:
-    """One recorded release: its certificate, a label, and the partition of records it used (``None``: all)."""
+    """One recorded release: its certificate, a label, and the partition of records it used (``None``: all).
+
+    Attributes
+    ----------
+    label : str
+    certificate : PrivacyCertificate
+    partition : str or None
+    """
 
     label: str
     certificate: PrivacyCertificate
@@ -335,10 +339,8 @@ class PrivacyLedger:
             self.filter = _FILTER_OF_KIND[curve.kind]
 
     def _groups(self, partition: str | None = None) -> dict[str | None, list[PrivacyCurve]]:
-        """Curves per partition: the unpartitioned releases plus each partition's (only ``partition``'s if given).
-
-        Without any partition, one group (``None``) of every release.
-        """
+        """Curves per partition: the unpartitioned releases plus each partition's (only ``partition``'s if given);
+        without any partition, one group (``None``) of every release."""
         shared = [c for r, c in zip(self._releases, self._curves) if r.partition is None]
         names = ([partition] if partition is not None
                  else sorted({r.partition for r in self._releases if r.partition is not None}))
