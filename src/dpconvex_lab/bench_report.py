@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 
 from dpconvex_lab.bench_adult_report import (
+    SPEED_TITLE,
+    TIME_RATIO_TITLE,
     scaling_section,
     speed_section,
     task_section,
@@ -51,7 +53,8 @@ from dpconvex_lab.bench_scale import with_scale_section
 from dpconvex_lab.bench_selection import with_selection_section
 
 __all__ = ["write_report", "render_markdown", "headline", "HEADLINE_REFERENCES", "SAME_RUN_DPSGD", "DEFAULT_METHOD",
-           "DATASETS_CSV", "TUNED_CSV", "TUNED_TITLE", "TUNED_LABELS", "config_label", "tuned_best"]
+           "DATASETS_CSV", "TUNED_CSV", "TUNED_TITLE", "TUNED_LABELS", "config_label", "tuned_best",
+           "SPEED_TITLE", "TIME_RATIO_TITLE"]
 
 
 def _threads() -> str:
