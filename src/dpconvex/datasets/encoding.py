@@ -47,6 +47,16 @@ def feature_names(schema: TabularSchema) -> list[str]:
     fill, by its indicator ``"column=<missing>"``; then one block per categorical column with
     one feature ``"column=category"`` per category in schema order and, with
     ``schema.other_slot``, a last feature ``"column=<missing/other>"``.
+
+    Parameters
+    ----------
+    schema : TabularSchema
+        The declared schema; only its column declarations are read, no data.
+
+    Returns
+    -------
+    list of str
+        One name per output column, in the order of :func:`encode`'s columns.
     """
     names: list[str] = []
     for column in schema.numerical:

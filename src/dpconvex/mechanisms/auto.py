@@ -1,11 +1,11 @@
 """``method="auto"`` (the default): configure noisy SGD by a stated utility bound, from public quantities only.
 
-What runs.  Smooth losses: :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd` with Poisson batches, :data:`MAX_PASSES`
-passes over the data, the mean of the last half of the iterates released (``output="tail_average"``), certified by
-composition over every step with dp-accounting's PLD accountant (replace-one).  The rule picks the number of batches per
-epoch l (batch size b = ⌈n/l⌉, T = l·E steps), the step η and, when the estimator leaves it to us, λ.  Margin losses are
-clipped at their gradient bound at θ₀ = 0 (below).  Non-smooth losses (hinge, absolute error):
-:func:`~dpconvex.mechanisms.sco_noisy_sgd`, the only trainer that applies.
+What runs.  Smooth losses: :func:`~dpconvex.mechanisms.noisy_sgd.noisy_sgd` with Poisson batches,
+:data:`~dpconvex.mechanisms.auto_candidates.MAX_PASSES` passes over the data, the mean of the last half of the iterates
+released (``output="tail_average"``), certified by composition over every step with dp-accounting's PLD accountant
+(replace-one).  The rule picks the number of batches per epoch l (batch size b = ⌈n/l⌉, T = l·E steps), the step η and,
+when the estimator leaves it to us, λ.  Margin losses are clipped at their gradient bound at θ₀ = 0 (below).
+Non-smooth losses (hinge, absolute error): :func:`~dpconvex.mechanisms.sco_noisy_sgd`, the only trainer that applies.
 
 The rule (derivation note).  For SGD on an M-smooth convex objective with step η, T steps from θ₀ = 0 and stochastic
 gradients of variance s², the averaged iterate has excess risk of the form B²/(2ηT) + η·s² (e.g. Lan 2012, Math.
@@ -14,18 +14,19 @@ privacy noise: a Poisson batch of rate q = b/n, normalised by b, has variance �
 gradient sum adds d·σ²/b².  σ comes from the central-limit calibration of Bu, Dong, Long, Su 2020 (arXiv:1911.11607, Thm
 5; :func:`dpconvex.accounting.noisy_sgd_bounds.poisson_clt_noise_multiplier`): in that regime σ/b ≈ 2L√T/(μn) whatever
 b, so at fixed T a larger batch only lowers the sampling term; every candidate therefore spends the whole work budget (E
-= :data:`MAX_PASSES`).  The comparator's norm is B = :data:`REFERENCE_NORM`, a public prior (rows of norm ≤ 1 and
-margins of a few units), and a regulariser λ adds its bias λB²/2.  The score is
+= :data:`~dpconvex.mechanisms.auto_candidates.MAX_PASSES`).  The comparator's norm is B =
+:data:`~dpconvex.mechanisms.auto_candidates.REFERENCE_NORM`, a public prior (rows of norm ≤ 1 and margins of a few
+units), and a regulariser λ adds its bias λB²/2.  The score (:mod:`dpconvex.mechanisms.auto_candidates`) is
 
     score(l) = B²/(2ηT) + η·(1 − q)·G²/b + η·d·σ²/b² + λB²/2,
 
 with G the per-example gradient bound (L, or the clip norm C below) and σ = G·z.  For each l the step is the bound's
-minimiser η* = B/√(2T·s²), s² = (1 − q)G²/b + dσ²/b², kept in [1/M, :data:`MAX_STEP_FACTOR`/M]: never below the
-classical 1/M, never where the gradient step stops being non-expansive (2/M); the bound is written for η ≤ 1/M and only
-ranks candidates above it.  The l of least score is trained.  A run too short to converge keeps a large B²/(2ηT); one
-too long pays σ ∝ √T: neither is picked.  Only n, d, (ε, δ), the loss's declared constants and the data bounds enter;
-the data never do.  The chosen σ is then calibrated exactly (PLD), so the approximation only affects the choice, never
-the certificate.
+minimiser η* = B/√(2T·s²), s² = (1 − q)G²/b + dσ²/b², kept in
+[1/M, :data:`~dpconvex.mechanisms.auto_candidates.MAX_STEP_FACTOR`/M]: never below the classical 1/M, never where the
+gradient step stops being non-expansive (2/M); the bound is written for η ≤ 1/M and only ranks candidates above it.  The
+l of least score is trained.  A run too short to converge keeps a large B²/(2ηT); one too long pays σ ∝ √T: neither is
+picked.  Only n, d, (ε, δ), the loss's declared constants and the data bounds enter; the data never do.  The chosen σ
+is then calibrated exactly (PLD), so the approximation only affects the choice, never the certificate.
 
 Clipping (margin losses ℓ = φ(y·θᵀx)).  Every per-example gradient is clipped at C = |φ'(0)|·X
 (:meth:`~dpconvex.objectives.losses.Loss.gradient_norm_at_zero`, X = ``data_norm``) when that is below L: the
@@ -59,10 +60,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpconvex.accounting import gdp
-from dpconvex.accounting.noisy_sgd_bounds import poisson_clt_noise_multiplier
 from dpconvex.exceptions import LowUtilityWarning
 from dpconvex.mechanisms._geometry import require_euclidean_projection
 from dpconvex.mechanisms._keywords import plan_for_shape, train_with_keywords
+from dpconvex.mechanisms.auto_candidates import (
+    BATCH_COUNTS,
+    MAX_PASSES,
+    MAX_STEP_FACTOR,
+    REFERENCE_NORM,
+    AutoCandidate,
+    score_candidates,
+    signal_to_noise,
+)
 from dpconvex.mechanisms.backends import require_backend, trained_method
 from dpconvex.mechanisms.base import RandomState, Train, TrainingResult, resolve_constraint
 from dpconvex.mechanisms.do_no_harm import harm_warning
@@ -78,40 +87,6 @@ from dpconvex.objectives.losses import Loss
 
 __all__ = ["auto", "plan", "train", "select_configuration", "AutoCandidate", "AutoChoice", "AutoPlan", "BATCH_COUNTS",
            "MAX_PASSES", "MAX_STEP_FACTOR", "REFERENCE_NORM", "RULE_DETAIL", "SCORES_DETAIL"]
-
-#: Candidate numbers of batches per epoch (l = 1: full batches, every record in every step), in
-#: steps of about √2 so that the number of steps T = l·E can land near the bound's optimum.
-BATCH_COUNTS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
-#: Largest step, as a multiple of 1/M (the gradient step is non-expansive for η ≤ 2/M).
-MAX_STEP_FACTOR = 1.95
-#: Work budget: passes over the data (the speed target: no more than a non-private L-BFGS fit).  At
-#: a given T, 3 passes reached the accuracy of 10 on UCI Adult for ε ≤ 0.5 (docs/BENCHMARKS.md).
-MAX_PASSES = 3
-#: Norm B of the comparator in the bound (a public prior on the size of a good model for rows of norm ≤ 1: margins of
-#: a few units need ‖w‖ of a few tens; the non-private λ = 1e-4 solution on UCI Adult has ‖w‖ ≈ 17).
-REFERENCE_NORM = 20.0
-
-
-@dataclasses.dataclass(frozen=True)
-class AutoCandidate:
-    """One configuration and the terms of its score (module docstring)."""
-
-    batch_size: int
-    steps: int
-    step_size: float
-    optimisation: float
-    sampling: float
-    privacy_noise: float
-    regularisation: float
-
-    @property
-    def score(self) -> float:
-        return self.optimisation + self.sampling + self.privacy_noise + self.regularisation
-
-    def describe(self) -> str:
-        return (f"b={self.batch_size}, T={self.steps}, eta={self.step_size:.3g}: {self.score:.4g} = "
-                f"{self.optimisation:.3g} + {self.sampling:.3g} + {self.privacy_noise:.3g} + {self.regularisation:.3g}")
-
 
 #: Keys of the certificate's details that state ``auto``'s rule and list every configuration it weighed
 #: with its score (optimisation + sampling + privacy noise + regularisation).
@@ -159,36 +134,6 @@ class AutoChoice:
     def scores(self) -> list[str]:
         """Every candidate's score (optimisation + sampling + privacy noise + regularisation), for the details."""
         return [c.describe() for c in self.candidates]
-
-
-def _candidates(n: int, dimension: int, mu: float, smoothness: float, gradient_bound: float, l2: float):
-    seen, out = set(), []
-    for count in BATCH_COUNTS:
-        batch = math.ceil(n / min(count, n))
-        if batch in seen:
-            continue
-        seen.add(batch)
-        steps = math.ceil(n / batch) * MAX_PASSES
-        rate = batch / n
-        sigma = gradient_bound * poisson_clt_noise_multiplier(rate, steps, mu)  # σ = z·S_g/2, S_g = 2G
-        sampling, noise = (1.0 - rate) * gradient_bound**2 / batch, dimension * (sigma / batch) ** 2
-        best = REFERENCE_NORM / math.sqrt(2.0 * steps * (sampling + noise))
-        step = min(max(best, 1.0 / smoothness), MAX_STEP_FACTOR / smoothness)  # best = inf (no variance): the cap
-        out.append(AutoCandidate(
-            batch_size=batch, steps=steps, step_size=step,
-            optimisation=REFERENCE_NORM**2 / (2.0 * step * steps),
-            sampling=step * sampling,
-            privacy_noise=step * noise,
-            regularisation=0.5 * l2 * REFERENCE_NORM**2,
-        ))
-    return out
-
-
-def _signal_to_noise(candidate: AutoCandidate, gradient_bound: float) -> float:
-    """T·G²·b²/(d·σ²) of a candidate: the do-no-harm ratio (:mod:`dpconvex.mechanisms.do_no_harm`)."""
-    if candidate.privacy_noise == 0.0:
-        return math.inf
-    return candidate.steps * gradient_bound**2 * candidate.step_size / candidate.privacy_noise
 
 
 #: Largest standard deviation of the released model's noise on a prediction, as a share of the
@@ -248,13 +193,13 @@ def _choose(problem: Problem) -> AutoChoice:
         raise ValueError(f"method='auto' needs a finite Lipschitz constant: the {loss.name} loss has one only on a "
                          "bounded domain, so give l2_regularization > 0 or a bounded constraint.")
     gradient_bound = lipschitz if clip is None else clip
-    candidates = _candidates(problem.n, problem.dimension, mu, smoothness, gradient_bound, probe)
+    candidates = score_candidates(problem.n, problem.dimension, mu, smoothness, gradient_bound, probe)
     chosen = min(candidates, key=lambda c: c.score)
 
     def ratio_at(records: int, epsilon: float) -> float:
-        found = _candidates(records, problem.dimension, gdp.gdp_mu(epsilon, problem.target.delta), smoothness,
-                            gradient_bound, probe)
-        return _signal_to_noise(min(found, key=lambda c: c.score), gradient_bound)
+        found = score_candidates(records, problem.dimension, gdp.gdp_mu(epsilon, problem.target.delta), smoothness,
+                                 gradient_bound, probe)
+        return signal_to_noise(min(found, key=lambda c: c.score), gradient_bound)
 
     harm = harm_warning(ratio_at, problem.n, cast(float, problem.target.epsilon))  # not None: gdp_mu refused None above
     step = chosen.step_size
@@ -277,10 +222,29 @@ def _choose(problem: Problem) -> AutoChoice:
 def select_configuration(n: int, dimension: int, **keywords) -> AutoChoice:
     """The configuration of least utility bound (module docstring) for n records and a ``dimension``-vector parameter.
 
-    ``keywords`` are those of :func:`auto` but the data and the seed (``loss``, ``epsilon``, ``delta``,
-    ``l2_regularization``, ``data_norm``, ``label_bound``, ``constraint``; its defaults apply):
-    ``l2_regularization="auto"`` applies the module's λ rule, a number fixes λ.  Only public quantities are read.
-    Raises ``ValueError`` for a non-smooth loss or a constraint whose projection is not Euclidean.
+    Only public quantities are read; no data are needed.
+
+    Parameters
+    ----------
+    n : int
+        The number of records.
+    dimension : int
+        The length of the parameter vector (d·K for a K-class loss).
+    **keywords
+        Those of :func:`auto` but the data and the seed (``loss``, ``epsilon``, ``delta``, ``l2_regularization``,
+        ``data_norm``, ``label_bound``, ``constraint``; its defaults apply): ``l2_regularization="auto"`` applies the
+        module's λ rule, a number fixes λ.
+
+    Returns
+    -------
+    AutoChoice
+        The chosen configuration (λ, η, E, the clip norm), every weighed :class:`AutoCandidate` with its score, and the
+        do-no-harm warning, if any.
+
+    Raises
+    ------
+    ValueError
+        For a non-smooth loss or a constraint whose projection is not Euclidean.
     """
     return plan_for_shape(auto, _choose, n, dimension, keywords)
 
@@ -296,7 +260,24 @@ def _require_epsilon(epsilon: float | None, sigma: float | None) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class AutoPlan:
-    """What ``auto`` trains: the chosen mechanism's ``train`` and plan, the λ it trains with, and why (a note)."""
+    """What ``auto`` trains: the chosen mechanism's ``train`` and plan, the λ it trains with, and why (a note).
+
+    Attributes
+    ----------
+    train : Train
+        The chosen mechanism's ``train``: noisy SGD's for a smooth loss, sco_noisy_sgd's for a non-smooth one.
+    plan : NoisySGDPlan or SCOPlan
+        That mechanism's plan.
+    l2_regularization : float
+        λ, the value the run trains with (the certificate's ``assumptions["l2_regularization"]``).
+    note : str
+        The certificate's note saying which mechanism and configuration were chosen, and why.
+    details : tuple of (str, object) pairs
+        Entries added to the certificate's details: the rule and every candidate's score (keys ``RULE_DETAIL`` and
+        ``SCORES_DETAIL``; empty for a non-smooth loss).
+    harm : str or None
+        The do-no-harm warning (:mod:`dpconvex.mechanisms.do_no_harm`), also a note of the certificate, or None.
+    """
 
     train: Train
     plan: NoisySGDPlan | SCOPlan
@@ -393,6 +374,13 @@ def auto(X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | str =
         Refuse rows (targets) beyond their bound with a ``ValueError`` instead of clipping them.
     random_state : None, int or Generator
         ``None`` (the only choice for a release) draws batches and noise from an OS-seeded generator.
+
+    Returns
+    -------
+    TrainingResult
+        ``coef``: the released parameter vector; ``certificate``: the certificate of the mechanism that ran, with
+        ``auto``'s note (and the do-no-harm warning, if any) and, for noisy SGD, the rule and every score in its
+        details.
     """
     _require_epsilon(epsilon, sigma)
     return train_with_keywords("auto", plan, train, locals(), require_smooth=False)

@@ -29,7 +29,6 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
-from dpconvex.accounting import gdp
 from dpconvex.accounting import noisy_sgd as accountant
 from dpconvex.accounting.best_of import bound_notes
 from dpconvex.data.checks import make_rng
@@ -39,6 +38,7 @@ from dpconvex.mechanisms._geometry import require_euclidean_projection
 from dpconvex.mechanisms._keywords import plan_for_shape, train_with_keywords
 from dpconvex.mechanisms._step_size import require_step_size
 from dpconvex.mechanisms.base import RandomState, TrainingResult, comparator_norm_bound, resolve_constraint
+from dpconvex.mechanisms.noisy_sgd_defaults import default_batch_size, default_epochs, default_step_size
 from dpconvex.mechanisms.problem import Problem
 from dpconvex.objectives.constraints import Constraint, L2Ball, Unconstrained
 from dpconvex.objectives.losses import Loss, QuadraticDistanceLoss
@@ -58,38 +58,6 @@ AVERAGED_OUTPUTS = ("average", "tail_average")
 #: What the certificate says was released, per resolved output.
 RELEASED = {"last": "last iterate only", "average": "mean of all iterates",
             "tail_average": "mean of the last ceil(T/2) iterates"}
-
-
-def default_batch_size(n: int) -> int:
-    """b = ⌈√n⌉.
-
-    Rule: in the amplified regime the composition bound's noise at a fixed run length ηT does not depend on b (σ/b ∝
-    √(ηT)/(nμ), see :func:`default_epochs`), so b only trades steps for work per step; ⌈√n⌉ keeps the sampling rate q =
-    1/√n small (amplification stays effective) while the number of steps per epoch, √n, stays moderate.
-    """
-    return int(min(n, math.ceil(math.sqrt(n))))
-
-
-def default_step_size(smoothness: float) -> float:
-    """η = 1/M, the step maximising the descent-lemma decrease of an M-smooth objective (and < 2/M)."""
-    return 1.0 / smoothness
-
-
-def default_epochs(n: int, dimension: int, sensitivity: float, batch_size: int, step_size: float,
-                   epsilon: float, delta: float, comparator_norm: float) -> int:
-    """E = ⌈R*·b/(ηn)⌉ for the run length R* = 2Bnμ/(S_g√d) that balances noisy SGD's error terms.
-
-    Derivation note.  Averaged SGD with noisy gradients has excess risk ≤ B²/(2R) + (η/2)E‖g‖² (R = ηT, B = ‖θ₀ − w*‖;
-    Bubeck 2015, arXiv:1405.4980, Thm 6.1).  The privacy noise adds d·σ²/b² to E‖g‖².  Under composition with Poisson
-    sampling, in the central-limit regime of Bu, Dong, Long, Su 2020 (arXiv:1911.11607, Thm 5: μ ≈ q√(T(e^{1/z²} − 1)) ≈
-    q√T/z with z = 2σ/S_g), a target μ needs σ = q√T·S_g/(2μ), so the noise term is d·R·S_g²/(8μ²n²), and B²/(2R) +
-    dRS_g²/(8μ²n²) is smallest at R* = 2Bnμ/(S_g√d).  μ is the GDP parameter meeting (ε, δ) exactly
-    (:func:`dpconvex.accounting.gdp.gdp_mu`); B is public (:func:`dpconvex.mechanisms.base.comparator_norm_bound`).
-    Only public quantities enter.
-    """
-    mu = gdp.gdp_mu(epsilon, delta)
-    run_length = 2.0 * comparator_norm * n * mu / (sensitivity * math.sqrt(dimension))
-    return int(max(1, math.ceil(run_length * batch_size / (step_size * n))))
 
 
 @dataclass(frozen=True)
@@ -396,5 +364,11 @@ def noisy_sgd(X: NDArray, y: NDArray, *, loss: Loss, l2_regularization: float | 
         Progress bar over the steps; ``None`` shows it on a terminal for runs longer than 2 s.
     random_state : None, int or Generator
         ``None`` (the only choice for a release) draws batches and noise from an OS-seeded generator.
+
+    Returns
+    -------
+    TrainingResult
+        ``coef``: the released iterate (or mean of iterates), the flat parameter vector; ``certificate``: its
+        privacy certificate, by the best valid bound (or the one named by ``bound``).
     """
     return train_with_keywords("noisy_sgd", plan, train, locals())

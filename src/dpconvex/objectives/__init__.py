@@ -4,6 +4,6 @@ Layer: above :mod:`dpconvex.accounting`, below the data access and the mechanism
 the constants (Lipschitz, smoothness, strong convexity) the certificates rely on.
 
 Modules: :mod:`.losses` (binary margin losses and regression losses), :mod:`.multiclass` (softmax
-and one-vs-rest), :mod:`.constraints` (the domains and their projections), :mod:`.mirror_maps`
-(the potentials of mirror descent).
+and one-vs-rest), :mod:`.clipping` (the clip factors of per-example gradients), :mod:`.constraints`
+(the domains and their projections), :mod:`.mirror_maps` (the potentials of mirror descent).
 """

@@ -2,14 +2,8 @@
 
 Every loss is a per-example loss ℓ(w; x, y); the training objective is ``f(w) = (1/n) Σᵢ ℓ(w; xᵢ, yᵢ) + (λ/2)‖w‖²`` with
 λ = ``l2_regularization``.  Given the data bounds (``data_norm`` = X ≥ ‖x‖₂, ``label_bound`` = Y ≥ |y| for regression)
-and the constraint set, :meth:`Loss.constants` states the constants the privacy theorems need:
-
-* ``lipschitz``: L with ‖∇ℓ(w; x, y)‖ ≤ L on the constraint set (unregularised ℓ);
-* ``gradient_sensitivity``: S_g = sup ‖∇ℓ(w; d) − ∇ℓ(w; d')‖ ≤ 2L — the L2 sensitivity of the
-  *sum* of gradients under replace-one neighbours (the regulariser cancels in the difference);
-* ``smoothness``: β of the regularised per-example loss ℓ + (λ/2)‖w‖² (β_ℓ + λ);
-* ``strong_convexity``: its strong-convexity constant (λ, plus 1 for the quadratic distance);
-* ``lipschitz_regularized``: L + λ·radius, the Lipschitz constant of f on the constraint set.
+and the constraint set, :meth:`Loss.constants` states the constants the privacy theorems need (:class:`LossConstants`).
+Clipped gradient sums scale each per-example gradient by :func:`~dpconvex.objectives.clipping.clip_scale`.
 """
 
 from __future__ import annotations
@@ -22,6 +16,7 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from dpconvex.accounting._checks import check_positive
+from dpconvex.objectives.clipping import clip_scale, row_norms
 from dpconvex.objectives.constraints import Constraint
 
 __all__ = [
@@ -35,39 +30,31 @@ __all__ = [
     "HingeLoss",
     "AbsoluteErrorLoss",
     "LOSSES",
+    "row_norms",
 ]
 
 
-def _row_norms(X: NDArray, rows_per_block: int = 4096) -> NDArray[np.float64]:
-    """‖xᵢ‖₂ of every row, bit for bit ``np.linalg.norm(X, axis=1)`` (the same √(Σ x²) per row), but
-    in blocks of rows: no (n, d) temporary, about 20× faster on Adult ×10."""
-    X = np.asarray(X, dtype=float)
-    out = np.empty(X.shape[0])
-    for start in range(0, X.shape[0], rows_per_block):
-        block = X[start:start + rows_per_block]
-        np.sqrt(np.add.reduce(block * block, axis=1), out=out[start:start + rows_per_block])
-    return out
-
-
-row_norms = _row_norms  # public name; gradient_sum's parameter shadows it
-
-
-def clip_scale(norms: NDArray, clip_norm: float) -> NDArray[np.float64]:
-    """min(1, C/‖gᵢ‖): the factors that scale per-example gradients of norms ``norms`` to norm ≤ C."""
-    # C/‖g‖ for ‖g‖ above a floor f = min(C, max(C·1e-300, smallest normal)) ≤ C; at or below it
-    # C/‖g‖ ≥ C/f ≥ 1 and C/f is finite (no warning), so min(1, ·) = 1 there as for a zero gradient: the
-    # same factors, bit for bit, as dividing where ‖g‖ > 0 and taking 1 elsewhere, in two array
-    # operations (every noisy SGD step runs it).
-    floor = min(clip_norm, max(clip_norm * 1e-300, _SMALLEST_NORMAL))
-    return np.minimum(1.0, clip_norm / np.maximum(norms, floor))
-
-
-_SMALLEST_NORMAL = float(np.finfo(float).tiny)
+_row_norms = row_norms  # the name gradient_sum reads: its parameter ``row_norms`` shadows the function
 
 
 @dataclass(frozen=True)
 class LossConstants:
-    """Constants of a loss on a constraint set, for given data bounds (see module docstring)."""
+    """Constants of a loss on a constraint set, for given data bounds (see module docstring).
+
+    Attributes
+    ----------
+    lipschitz : float
+        L with ‖∇ℓ(w; x, y)‖ ≤ L on the constraint set (unregularised ℓ).
+    gradient_sensitivity : float
+        S_g = sup ‖∇ℓ(w; d) − ∇ℓ(w; d')‖ ≤ 2L: the L2 sensitivity of the *sum* of gradients under replace-one
+        neighbours (the regulariser cancels in the difference).
+    smoothness : float
+        β of the regularised per-example loss ℓ + (λ/2)‖w‖² (β_ℓ + λ; ``inf`` for a non-smooth loss).
+    strong_convexity : float
+        Its strong-convexity constant (λ, plus 1 for the quadratic distance).
+    lipschitz_regularized : float
+        L + λ·radius, the Lipschitz constant of f on the constraint set.
+    """
 
     lipschitz: float
     gradient_sensitivity: float
@@ -82,17 +69,25 @@ def _regularized_lipschitz(lipschitz: float, l2_regularization: float, constrain
 
 
 class Loss(ABC):
-    """A per-example loss ℓ(w; x, y) with declared constants."""
+    """A per-example loss ℓ(w; x, y) with declared constants.
 
-    #: Short name used by estimators, the CLI and certificates.
+    Attributes
+    ----------
+    name : str
+        Short name used by estimators, the CLI and certificates.
+    classification : bool
+        Whether labels must be in {−1, +1}.
+    smooth : bool
+        Whether the loss has a finite smoothness constant (the non-smooth ones need method="sco_noisy_sgd").
+    clipping_keeps_convexity : bool
+        Whether clipping every per-example gradient to a norm C leaves the gradient field of a convex loss with the
+        same smoothness (margin losses, the squared loss, ½‖θ − x‖²; see :mod:`dpconvex.mechanisms.noisy_sgd`).  The
+        hidden-state bounds accept clipping only then.
+    """
+
     name: str = ""
-    #: Whether labels must be in {−1, +1}.
     classification: bool = True
-    #: Whether the loss has a finite smoothness constant (the non-smooth ones need method="sco_noisy_sgd").
     smooth: bool = True
-    #: Whether clipping every per-example gradient to a norm C leaves the gradient field of a convex loss
-    #: with the same smoothness (margin losses, the squared loss, ½‖θ − x‖²; see
-    #: :mod:`dpconvex.mechanisms.noisy_sgd`).  The hidden-state bounds accept clipping only then.
     clipping_keeps_convexity: bool = False
 
     def parameter_dimension(self, n_features: int) -> int:
@@ -146,7 +141,7 @@ class Loss(ABC):
         """A bound on ‖∇ℓ(0; x, y)‖ over the data domain (clipping at it changes no gradient at θ = 0), or None.
 
         None where the loss declares no such clip (e.g. ½‖θ − x‖², whose gradient at 0 is the data itself).  Whether the
-        clipped field is still the gradient of a convex loss is :attr:`clipping_keeps_convexity`.
+        clipped field is still the gradient of a convex loss is ``clipping_keeps_convexity`` (:class:`Loss`).
         """
         return None
 
