@@ -9,6 +9,7 @@ logistic regression, one-vs-rest for the SVMs), on a d×K parameter.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -39,15 +40,17 @@ from dpconvex.estimators.dask_fit import (
     dask_targets,
     encode_labels,
 )
-from dpconvex.estimators.params import Instance, Interval, Options, validate_params
-from dpconvex.exceptions import PrivacyLeakWarning
-from dpconvex.mechanisms import METHODS, REGISTRY
+from dpconvex.estimators.params import CLASSES_RULES, COMMON_CONSTRAINTS, validate_params
+from dpconvex.exceptions import BudgetExceededError, PrivacyLeakWarning
+from dpconvex.mechanisms import REGISTRY
+from dpconvex.mechanisms.auto import AutoPlan
 from dpconvex.mechanisms.backends import require_backend
 from dpconvex.mechanisms.private_mean import compose_with_mean, mean_epsilon, private_mean
 from dpconvex.mechanisms.problem import Problem
 from dpconvex.objectives.constraints import Unconstrained
 from dpconvex.objectives.losses import Loss
-from dpconvex.privacy.ledger import PrivacyLedger
+from dpconvex.privacy.dp_events import PrivacyCurve, certificate_curve
+from dpconvex.privacy.ledger import covers, planned_curve
 
 __all__ = ["PRIVATE_MEAN", "DATA_NORM_FROM_DATA", "LABELS_FROM_DATA", "METHOD_OPTIONS", "BOUNDED_DOMAIN_METHODS",
            "OPTIMISER_OPTIONS", "FIXED_METHOD_L2", "COMMON_CONSTRAINTS", "CLASSES_RULES", "PrivateLinearModel",
@@ -65,26 +68,6 @@ LABELS_FROM_DATA = (
     "classes=None read the label set {labels} from the private labels y (one record can change it); "
     "pass classes={declared} to keep the guarantee"
 )
-
-COMMON_CONSTRAINTS = {
-    "epsilon": [Interval(0.0, np.inf, "neither")],
-    "delta": [Interval(0.0, 1.0, "neither")],
-    "data_norm": [Interval(0.0, np.inf, "neither"), Options(("from_data",))],
-    "l2_regularization": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
-    "method": [Options(tuple(METHODS))],
-    "iterations": [Interval(1, np.inf, "left", integral=True), Options(("auto", "theorem4"))],
-    "step_size": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
-    "batch_size": [Interval(1, np.inf, "left", integral=True), Options(("auto",))],
-    "epochs": [Interval(1, np.inf, "left", integral=True), Options(("auto",))],
-    "fit_intercept": [Options((True, False))],
-    "strict": [Options((True, False))],
-    "random_state": [Options((None,)), Interval(0, np.inf, "left", integral=True),
-                     Instance((np.random.Generator, np.random.RandomState))],
-    "ledger": [Options((None,)), Instance((PrivacyLedger,))],
-}
-
-#: The classifiers' ``classes``: None (read from y) or a sequence of at least two distinct labels.
-CLASSES_RULES = [Options((None,)), Instance((list, tuple, np.ndarray))]
 
 #: Which optimiser hyperparameters each method reads (its registry entry's ``options``); setting another is an error.
 METHOD_OPTIONS = {name: spec.options for name, spec in REGISTRY.items()}
@@ -190,6 +173,13 @@ class PrivateLinearModel(BaseEstimator):
         n, dimension = X.shape
         leaks = list(leaks)
         on_cluster = is_dask_collection(X)
+        # the ledger's filter, before any pass over the data that computes a release (docs/privacy-ledger.md)
+        filtered, planned = self._ledger_budget(), None
+        if filtered and (leaks or self.data_norm == "from_data"):  # no guarantee: refused
+            self._check_ledger(PrivacyCurve.pair(math.inf, self.delta))
+        if filtered and self.fit_intercept == PRIVATE_MEAN:  # the model's plan depends on the mean: the target
+            share = mean_epsilon(n, self.epsilon)
+            planned = self._check_ledger(PrivacyCurve.pair(share + (self.epsilon - share), self.delta))
         data_norm = self.data_norm
         if data_norm == "from_data":
             # Explicit opt-in: the bound is read from the private data, so no guarantee remains.
@@ -240,6 +230,10 @@ class PrivateLinearModel(BaseEstimator):
             require_smooth=spec.requires_smooth,
         )
         plan = spec.plan(problem, **options)
+        if filtered and mean is None:  # the curve the run will certify, from its plan
+            inner = plan.plan if isinstance(plan, AutoPlan) else plan
+            planned = self._check_ledger(planned_curve(inner.event, self.delta, bound=getattr(inner, "bound", None),
+                                                       target_epsilon=problem.target.epsilon))
         for reason in leaks:  # after the checks that raise: a refused fit releases nothing
             warnings.warn(f"{reason}: the release has no differential-privacy guarantee (epsilon = inf)",
                           PrivacyLeakWarning, stacklevel=4)
@@ -247,8 +241,10 @@ class PrivateLinearModel(BaseEstimator):
         certificate = result.certificate if mean is None else compose_with_mean(result.certificate, mean)
         for reason in leaks:
             certificate = certificate.without_guarantee(reason)
-        if self.ledger is not None and self.ledger.budget is not None:  # before any fitted attribute is set
-            self.ledger.check(certificate)  # BudgetExceededError: a refused fit releases nothing
+        if planned is not None and not covers(planned, certificate):  # never: tests/test_ledger_plan.py
+            self._forget_fit()
+            raise RuntimeError(f"the run certified {certificate_curve(certificate)!r}, not the release the ledger's "
+                               f"filter checked ({planned!r}); nothing was released or recorded.")
         # One column per class for a K-class loss (row-major d×K, losses_multiclass); (d + 1) rows with the intercept.
         weights = result.coef.reshape(problem.n_features, -1)
         if weights.shape[1] == 1:
@@ -262,7 +258,28 @@ class PrivateLinearModel(BaseEstimator):
         self.l2_regularization_ = float(result.certificate.assumptions.get("l2_regularization", l2))
         self.privacy_report_ = certificate
         if self.ledger is not None:
-            self.ledger.record(certificate, f"{type(self).__name__} fit {len(self.ledger.releases) + 1}")
+            self.ledger.record(certificate, f"{type(self).__name__} fit {len(self.ledger.releases) + 1}",
+                               self.ledger_partition)
+
+    def _ledger_budget(self) -> bool:
+        """Whether a budget filter applies (``ValueError`` for a ``ledger_partition`` without a ledger)."""
+        if self.ledger is None and self.ledger_partition is not None:
+            raise ValueError("ledger_partition names a partition of a ledger's records: give ledger= too.")
+        return self.ledger is not None and self.ledger.budget is not None
+
+    def _check_ledger(self, planned: PrivacyCurve) -> PrivacyCurve:
+        """The ledger's filter on ``planned``; a refusal leaves no fitted attribute (and the releases as they were)."""
+        try:
+            self.ledger.check(planned, self.ledger_partition)
+        except (BudgetExceededError, ValueError):
+            self._forget_fit()
+            raise
+        return planned
+
+    def _forget_fit(self) -> None:
+        """Remove every fitted attribute (public, ending in ``_``): a refused fit leaves none, stale or new."""
+        for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("_")]:
+            delattr(self, name)
 
     def _decision(self, X) -> np.ndarray:
         check_is_fitted(self)

@@ -102,7 +102,13 @@ default="auto"
         experiments reproducible.
     ledger : PrivacyLedger or None, default=None
         Records the release (:class:`~dpconvex.privacy.ledger.PrivacyLedger`); its budget filter first
-        refuses a fit past the budget (``BudgetExceededError``, nothing released; docs/privacy-ledger.md).
+        refuses a fit past the budget, before the fit computes anything from the data
+        (``BudgetExceededError``, nothing released, no fitted attribute left; docs/privacy-ledger.md).
+    ledger_partition : str or None, default=None
+        The partition of records this fit uses, declared to the ``ledger`` (checked and recorded under
+        it): a set of records fixed in advance, independently of the data (e.g. a range of rows), and
+        disjoint from the other partitions; the ledger composes partitions as a maximum.  ``None``:
+        every record.  Needs ``ledger``.
 
     Attributes
     ----------
@@ -124,7 +130,7 @@ default="auto"
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization="auto",
                  method="auto", iterations="auto", step_size="auto", batch_size="auto", epochs="auto",
                  fit_intercept=False, classes=None,
-                 strict=False, random_state=None, ledger=None):
+                 strict=False, random_state=None, ledger=None, ledger_partition=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -139,6 +145,7 @@ default="auto"
         self.strict = strict
         self.random_state = random_state
         self.ledger = ledger
+        self.ledger_partition = ledger_partition
 
     def _loss(self) -> Loss:
         return LogisticLoss()
@@ -164,7 +171,7 @@ class PrivateHuberSVC(PrivateClassifier):
     ----------
     epsilon, delta, data_norm, l2_regularization, method, iterations, step_size, batch_size, epochs
         As in :class:`PrivateLogisticRegression`.
-    fit_intercept, classes, strict, random_state, ledger
+    fit_intercept, classes, strict, random_state, ledger, ledger_partition
         As in :class:`PrivateLogisticRegression`.
     huber_h : float, default=0.5
         h > 0 of the huberised hinge (0.5 as in Chen et al.).
@@ -187,7 +194,7 @@ class PrivateHuberSVC(PrivateClassifier):
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, l2_regularization="auto",
                  method="auto", iterations="auto", step_size="auto", batch_size="auto", epochs="auto",
                  fit_intercept=False, classes=None,
-                 huber_h=0.5, strict=False, random_state=None, ledger=None):
+                 huber_h=0.5, strict=False, random_state=None, ledger=None, ledger_partition=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -203,6 +210,7 @@ class PrivateHuberSVC(PrivateClassifier):
         self.strict = strict
         self.random_state = random_state
         self.ledger = ledger
+        self.ledger_partition = ledger_partition
 
     def _loss(self) -> Loss:
         return HuberizedHingeLoss(self.huber_h)
@@ -216,7 +224,9 @@ class PrivateRidge(RegressorMixin, PrivateLinearModel):
 
     Parameters
     ----------
-    epsilon, delta, data_norm, method, iterations, step_size, batch_size, epochs, strict, random_state, ledger
+    epsilon, delta, data_norm, method, iterations, step_size, batch_size, epochs
+        As in :class:`PrivateLogisticRegression`.
+    strict, random_state, ledger, ledger_partition
         As in :class:`PrivateLogisticRegression`.
     l2_regularization : float or "auto", default="auto"
         λ > 0.  ``"auto"``: with ``method="auto"``, chosen by its rule (the run clips every
@@ -260,7 +270,7 @@ class PrivateRidge(RegressorMixin, PrivateLinearModel):
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, label_bound=1.0,
                  l2_regularization="auto", radius="auto", method="auto", iterations="auto",
                  step_size="auto", batch_size="auto", epochs="auto", fit_intercept=PRIVATE_MEAN, strict=False,
-                 random_state=None, ledger=None):
+                 random_state=None, ledger=None, ledger_partition=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -276,6 +286,7 @@ class PrivateRidge(RegressorMixin, PrivateLinearModel):
         self.strict = strict
         self.random_state = random_state
         self.ledger = ledger
+        self.ledger_partition = ledger_partition
 
     def _loss(self) -> Loss:
         return SquaredLoss()

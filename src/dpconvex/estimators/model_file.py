@@ -227,8 +227,9 @@ def save_model(path: str | os.PathLike[str], estimator: Any, *, schema: TabularS
     classes = getattr(estimator, "classes_", None)
     params = estimator.get_params(deep=False)
     certificate = estimator.privacy_report_ if certificate is None else certificate
-    if "ledger" in params:  # where the release was recorded is no part of the model
-        params["ledger"] = None
+    for name in ("ledger", "ledger_partition"):  # where the release was recorded is no part of the model
+        if name in params:
+            params[name] = None
     if params.get("random_state") is not None:  # the seed is never written, and a seeded release certifies nothing
         params["random_state"] = None
         certificate = certificate.without_guarantee(SEEDED_REASON)

@@ -73,42 +73,56 @@ MAX_EXPECTED_RUNS = 1000.0
 
 _SELECTION_CONSTRAINTS = {
     **{name: COMMON_CONSTRAINTS[name] for name in ("epsilon", "delta", "iterations", "step_size", "fit_intercept",
-                                                   "strict", "random_state")},
+                                                   "strict", "random_state", "ledger", "ledger_partition")},
     "data_norm": [Interval(0.0, np.inf, "neither")],
     "l2_regularizations": [Instance((list, tuple, np.ndarray))],
     "validation_fraction": [Interval(0.0, 1.0, "neither")],
     "expected_runs": [Interval(1.0, MAX_EXPECTED_RUNS, "both")],
     "runs_distribution": [Options(tuple(RUNS_DISTRIBUTIONS))],
 }
+_CLASSIFIER_RULES = {**_SELECTION_CONSTRAINTS, "scoring": [Options(("accuracy",))], "classes": CLASSES_RULES}
 
 
-_CV_DOC = """
+class PrivateLogisticRegressionCV(PrivateSelectionCV, PrivateLogisticRegression):
+    """Differentially private logistic regression with λ chosen privately (module docstring).
+
     Parameters
     ----------
     epsilon : float, default=1.0
         Target ε > 0 of the one (ε, δ)-DP certificate, selection included.
     delta : float, default=1e-8
         Target δ in (0, 1).
-    l2_regularizations : sequence of float, default={grid}
-        The grid of λ > 0 (scikit-learn's ``Cs`` / ``alphas``, here in the library's λ).
-    scoring : {scorings}, default="{scoring}"
+    l2_regularizations : sequence of float, default=(0.0001, 0.001, 0.01)
+        The grid of λ > 0 (scikit-learn's ``Cs``, here in the library's λ;
+        :data:`~dpconvex.estimators.model_selection.CLASSIFIER_GRID`).
+    scoring : {"accuracy"}, default="accuracy"
         The validation score (:data:`~dpconvex.mechanisms.selection.SCORINGS`; its sensitivity is stated there).
     validation_fraction : float in (0, 1), default=0.2
         Share of the records in the validation part (drawn from ``random_state``).
     expected_runs : float in [1, 1000], default=10.0
         E[K], the expected number of training runs (each a whole noisy_gd fit; above 1000 more runs buy
         nothing, :data:`~dpconvex.estimators.model_selection.MAX_EXPECTED_RUNS`).
-    runs_distribution : {{"poisson", "geometric", "logarithmic"}}, default="poisson"
+    runs_distribution : {"poisson", "geometric", "logarithmic"}, default="poisson"
         The law of K (Poisson may draw K = 0, with probability exp(−expected_runs): ``fit`` then
         raises ``RuntimeError`` and releases nothing).
-    data_norm, fit_intercept, iterations, step_size, strict, random_state{extra}
-        As in :class:`~dpconvex.estimators.linear_model.{base}`, for every candidate (``method="noisy_gd"``).
-        ``data_norm`` must be a number.
+    data_norm, fit_intercept, classes, iterations, step_size, strict, random_state
+        As in :class:`~dpconvex.estimators.linear_model.PrivateLogisticRegression`, for every candidate
+        (``method="noisy_gd"``).  ``data_norm`` must be a number.
+    ledger : PrivacyLedger or None, default=None
+        Records the release, the selection's one certificate, once
+        (:class:`~dpconvex.privacy.ledger.PrivacyLedger`); its budget filter first refuses a fit whose
+        selection would exceed the budget, before any candidate is trained (``BudgetExceededError``,
+        nothing released, no fitted attribute left; docs/privacy-ledger.md).  The candidates record nothing.
+    ledger_partition : str or None, default=None
+        As in :class:`~dpconvex.estimators.linear_model.PrivateLogisticRegression`: the partition of records
+        the whole selection uses.
 
     Attributes
     ----------
     coef_, intercept_, n_features_in_, feature_names_in_
-        Of the released (winning) model{classes}.
+        Of the released (winning) model.
+    classes_ : ndarray
+        The sorted label set (as ``classes``, declared or read from y).
     l2_regularization_ : float
         The chosen λ.
     best_score_ : float
@@ -120,34 +134,15 @@ _CV_DOC = """
     privacy_report_ : PrivacyCertificate
         The one certificate of the release; its notes give the budget rule, the law of K, the
         per-run budget and the chosen λ.
-"""
-
-
-def _cv_class(base: type, grid: tuple, scorings: tuple[str, ...], extra: dict[str, list],
-              extra_doc: str = "") -> tuple[dict, str]:
-    """Parameter rules and the docstring of the ``…CV`` of ``base``."""
-    rules = {**_SELECTION_CONSTRAINTS, "scoring": [Options(scorings)], **extra}
-    doc = _CV_DOC.format(grid=grid, scorings="{" + ", ".join(f'"{s}"' for s in scorings) + "}",
-                                 scoring=scorings[0], extra=extra_doc, base=base.__name__,
-                                 classes=", and ``classes_`` (as ``classes``, declared or read from y)"
-                                 if "classes" in extra else "")
-    return rules, doc
-
-
-_LOGISTIC_RULES, _LOGISTIC_DOC = _cv_class(PrivateLogisticRegression, CLASSIFIER_GRID, ("accuracy",),
-                                           {"classes": CLASSES_RULES}, ", classes")
-
-
-class PrivateLogisticRegressionCV(PrivateSelectionCV, PrivateLogisticRegression):
-    __doc__ = "Differentially private logistic regression with λ chosen privately (module docstring).\n" + _LOGISTIC_DOC
+    """
 
     _candidate = PrivateLogisticRegression
-    _parameter_constraints = _LOGISTIC_RULES
+    _parameter_constraints = _CLASSIFIER_RULES
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, l2_regularizations=CLASSIFIER_GRID, scoring="accuracy",
                  validation_fraction=0.2, expected_runs=10.0, runs_distribution="poisson", data_norm=1.0,
                  fit_intercept=False, classes=None, iterations="auto", step_size="auto", strict=False,
-                 random_state=None):
+                 random_state=None, ledger=None, ledger_partition=None):
         self.epsilon = epsilon
         self.delta = delta
         self.l2_regularizations = l2_regularizations
@@ -162,23 +157,53 @@ class PrivateLogisticRegressionCV(PrivateSelectionCV, PrivateLogisticRegression)
         self.step_size = step_size
         self.strict = strict
         self.random_state = random_state
-
-
-_SVC_RULES, _SVC_DOC = _cv_class(PrivateHuberSVC, CLASSIFIER_GRID, ("accuracy",),
-                                 {"classes": CLASSES_RULES, "huber_h": [Interval(0.0, np.inf, "neither")]},
-                                 ", classes, huber_h")
+        self.ledger = ledger
+        self.ledger_partition = ledger_partition
 
 
 class PrivateHuberSVCCV(PrivateSelectionCV, PrivateHuberSVC):
-    __doc__ = "Differentially private huberised-hinge SVM with λ chosen privately (module docstring).\n" + _SVC_DOC
+    """Differentially private huberised-hinge SVM with λ chosen privately (module docstring).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Target ε > 0 of the one (ε, δ)-DP certificate, selection included.
+    delta : float, default=1e-8
+        Target δ in (0, 1).
+    l2_regularizations : sequence of float, default=(0.0001, 0.001, 0.01)
+        The grid of λ > 0 (scikit-learn's ``Cs``, here in the library's λ;
+        :data:`~dpconvex.estimators.model_selection.CLASSIFIER_GRID`).
+    scoring : {"accuracy"}, default="accuracy"
+        The validation score (:data:`~dpconvex.mechanisms.selection.SCORINGS`; its sensitivity is stated there).
+    validation_fraction : float in (0, 1), default=0.2
+        Share of the records in the validation part (drawn from ``random_state``).
+    expected_runs : float in [1, 1000], default=10.0
+        E[K], the expected number of training runs (each a whole noisy_gd fit; at most
+        :data:`~dpconvex.estimators.model_selection.MAX_EXPECTED_RUNS`).
+    runs_distribution : {"poisson", "geometric", "logarithmic"}, default="poisson"
+        The law of K (Poisson may draw K = 0: ``fit`` then raises ``RuntimeError`` and releases nothing).
+    data_norm, fit_intercept, classes, huber_h, iterations, step_size, strict, random_state
+        As in :class:`~dpconvex.estimators.linear_model.PrivateHuberSVC`, for every candidate
+        (``method="noisy_gd"``).  ``data_norm`` must be a number.
+    ledger, ledger_partition : default=None
+        As in :class:`PrivateLogisticRegressionCV`: the selection is checked before any candidate is
+        trained and recorded once.
+
+    Attributes
+    ----------
+    coef_, intercept_, n_features_in_, feature_names_in_, classes_, l2_regularization_
+        As in :class:`PrivateLogisticRegressionCV`.
+    best_score_, cv_results_, privacy_report_
+        As in :class:`PrivateLogisticRegressionCV`.
+    """
 
     _candidate = PrivateHuberSVC
-    _parameter_constraints = _SVC_RULES
+    _parameter_constraints = {**_CLASSIFIER_RULES, "huber_h": [Interval(0.0, np.inf, "neither")]}
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, l2_regularizations=CLASSIFIER_GRID, scoring="accuracy",
                  validation_fraction=0.2, expected_runs=10.0, runs_distribution="poisson", data_norm=1.0,
                  fit_intercept=False, classes=None, huber_h=0.5, iterations="auto", step_size="auto", strict=False,
-                 random_state=None):
+                 random_state=None, ledger=None, ledger_partition=None):
         self.epsilon = epsilon
         self.delta = delta
         self.l2_regularizations = l2_regularizations
@@ -194,25 +219,57 @@ class PrivateHuberSVCCV(PrivateSelectionCV, PrivateHuberSVC):
         self.step_size = step_size
         self.strict = strict
         self.random_state = random_state
-
-
-_RIDGE_RULES, _RIDGE_DOC = _cv_class(
-    PrivateRidge, RIDGE_GRID, ("neg_mean_squared_error", "neg_mean_absolute_error"),
-    {"label_bound": [Interval(0.0, np.inf, "neither")],
-     "radius": [Interval(0.0, np.inf, "neither"), Options(("auto",))]},
-    ", label_bound, radius")
+        self.ledger = ledger
+        self.ledger_partition = ledger_partition
 
 
 class PrivateRidgeCV(PrivateSelectionCV, PrivateRidge):
-    __doc__ = "Differentially private ridge regression with λ chosen privately (module docstring).\n" + _RIDGE_DOC
+    """Differentially private ridge regression with λ chosen privately (module docstring).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Target ε > 0 of the one (ε, δ)-DP certificate, selection included.
+    delta : float, default=1e-8
+        Target δ in (0, 1).
+    l2_regularizations : sequence of float, default=(0.01, 0.05, 0.25)
+        The grid of λ > 0 (scikit-learn's ``alphas``, here in the library's λ;
+        :data:`~dpconvex.estimators.model_selection.RIDGE_GRID`).
+    scoring : {"neg_mean_squared_error", "neg_mean_absolute_error"}, default="neg_mean_squared_error"
+        The validation score (:data:`~dpconvex.mechanisms.selection.SCORINGS`; its sensitivity is stated there).
+    validation_fraction : float in (0, 1), default=0.2
+        Share of the records in the validation part (drawn from ``random_state``).
+    expected_runs : float in [1, 1000], default=10.0
+        E[K], the expected number of training runs (each a whole noisy_gd fit; at most
+        :data:`~dpconvex.estimators.model_selection.MAX_EXPECTED_RUNS`).
+    runs_distribution : {"poisson", "geometric", "logarithmic"}, default="poisson"
+        The law of K (Poisson may draw K = 0: ``fit`` then raises ``RuntimeError`` and releases nothing).
+    data_norm, label_bound, radius, fit_intercept, iterations, step_size, strict, random_state
+        As in :class:`~dpconvex.estimators.linear_model.PrivateRidge`, for every candidate
+        (``method="noisy_gd"``).  ``data_norm`` must be a number; ``fit_intercept`` is ``False`` or
+        ``True`` (a constant feature; no private mean).
+    ledger, ledger_partition : default=None
+        As in :class:`PrivateLogisticRegressionCV`: the selection is checked before any candidate is
+        trained and recorded once.
+
+    Attributes
+    ----------
+    coef_, intercept_, n_features_in_, feature_names_in_, l2_regularization_
+        As in :class:`PrivateLogisticRegressionCV`.
+    best_score_, cv_results_, privacy_report_
+        As in :class:`PrivateLogisticRegressionCV`.
+    """
 
     _candidate = PrivateRidge
-    _parameter_constraints = _RIDGE_RULES
+    _parameter_constraints = {**_SELECTION_CONSTRAINTS,
+                              "scoring": [Options(("neg_mean_squared_error", "neg_mean_absolute_error"))],
+                              "label_bound": [Interval(0.0, np.inf, "neither")],
+                              "radius": [Interval(0.0, np.inf, "neither"), Options(("auto",))]}
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, l2_regularizations=RIDGE_GRID, scoring="neg_mean_squared_error",
                  validation_fraction=0.2, expected_runs=10.0, runs_distribution="poisson", data_norm=1.0,
                  label_bound=1.0, radius="auto", fit_intercept=False, iterations="auto", step_size="auto",
-                 strict=False, random_state=None):
+                 strict=False, random_state=None, ledger=None, ledger_partition=None):
         self.epsilon = epsilon
         self.delta = delta
         self.l2_regularizations = l2_regularizations
@@ -228,3 +285,5 @@ class PrivateRidgeCV(PrivateSelectionCV, PrivateRidge):
         self.step_size = step_size
         self.strict = strict
         self.random_state = random_state
+        self.ledger = ledger
+        self.ledger_partition = ledger_partition

@@ -30,7 +30,7 @@ class _NonSmoothModel:
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, radius=1.0, l2_regularization=0.0,
                  method="auto", step_size="auto", fit_intercept=False, strict=False, random_state=None,
-                 ledger=None):
+                 ledger=None, ledger_partition=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -42,6 +42,7 @@ class _NonSmoothModel:
         self.strict = strict
         self.random_state = random_state
         self.ledger = ledger
+        self.ledger_partition = ledger_partition
 
     def _constraint(self, l2: float | str, label_bound: float | None = None):
         if self.radius == "auto":
@@ -62,7 +63,7 @@ class PrivateLinearSVC(_NonSmoothModel, PrivateClassifier):
 
     Parameters
     ----------
-    epsilon, delta, data_norm, fit_intercept, strict, random_state, ledger
+    epsilon, delta, data_norm, fit_intercept, strict, random_state, ledger, ledger_partition
         As in :class:`~dpconvex.estimators.linear_model.PrivateLogisticRegression`.
     radius : float or "auto", default=1.0
         Radius of the L2 ball W the iterates stay in (the paper's D = 2·radius).  With
@@ -94,10 +95,11 @@ class PrivateLinearSVC(_NonSmoothModel, PrivateClassifier):
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, radius=1.0, l2_regularization=0.0,
                  method="auto", step_size="auto", fit_intercept=False, classes=None, strict=False,
-                 random_state=None, ledger=None):
+                 random_state=None, ledger=None, ledger_partition=None):
         super().__init__(epsilon=epsilon, delta=delta, data_norm=data_norm, radius=radius,
                          l2_regularization=l2_regularization, method=method, step_size=step_size,
-                         fit_intercept=fit_intercept, strict=strict, random_state=random_state, ledger=ledger)
+                         fit_intercept=fit_intercept, strict=strict, random_state=random_state, ledger=ledger,
+                         ledger_partition=ledger_partition)
         self.classes = classes
 
     def _loss(self) -> Loss:

@@ -3,7 +3,8 @@
 scikit-learn's validator lives in a private module; we keep a small public-API-only version:
 each estimator declares ``_parameter_constraints = {name: [Rule, ...]}`` and calls
 :func:`validate_params` at the start of ``fit``.  A value passes if any rule accepts it; otherwise
-a ``ValueError`` names the parameter and every accepted form.
+a ``ValueError`` names the parameter and every accepted form.  :data:`COMMON_CONSTRAINTS` are the rules of
+the parameters the estimators share, :data:`CLASSES_RULES` those of the classifiers' ``classes``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Interval", "Options", "Instance", "validate_params"]
+from dpconvex.mechanisms import METHODS
+from dpconvex.privacy.ledger import PrivacyLedger
+
+__all__ = ["Interval", "Options", "Instance", "validate_params", "COMMON_CONSTRAINTS", "CLASSES_RULES"]
 
 
 @dataclass(frozen=True)
@@ -105,3 +109,26 @@ def validate_params(params: dict[str, Any], constraints: dict[str, list]) -> Non
         if not any(rule.accepts(value) for rule in rules):
             valid = " or ".join(str(rule) for rule in rules)
             raise ValueError(f"The '{name}' parameter must be {valid}; got {value!r}.")
+
+
+#: The rules of the parameters every estimator shares (those it has: a subclass picks or adds).
+COMMON_CONSTRAINTS = {
+    "epsilon": [Interval(0.0, np.inf, "neither")],
+    "delta": [Interval(0.0, 1.0, "neither")],
+    "data_norm": [Interval(0.0, np.inf, "neither"), Options(("from_data",))],
+    "l2_regularization": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
+    "method": [Options(tuple(METHODS))],
+    "iterations": [Interval(1, np.inf, "left", integral=True), Options(("auto", "theorem4"))],
+    "step_size": [Interval(0.0, np.inf, "neither"), Options(("auto",))],
+    "batch_size": [Interval(1, np.inf, "left", integral=True), Options(("auto",))],
+    "epochs": [Interval(1, np.inf, "left", integral=True), Options(("auto",))],
+    "fit_intercept": [Options((True, False))],
+    "strict": [Options((True, False))],
+    "random_state": [Options((None,)), Interval(0, np.inf, "left", integral=True),
+                     Instance((np.random.Generator, np.random.RandomState))],
+    "ledger": [Options((None,)), Instance((PrivacyLedger,))],
+    "ledger_partition": [Options((None,)), Instance((str,))],
+}
+
+#: The classifiers' ``classes``: None (read from y) or a sequence of at least two distinct labels.
+CLASSES_RULES = [Options((None,)), Instance((list, tuple, np.ndarray))]

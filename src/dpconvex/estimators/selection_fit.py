@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from sklearn.base import is_classifier
 
 from dpconvex.accounting import gdp
+from dpconvex.accounting.tuning_event import TuningEvent
 from dpconvex.data.checks import clip_rows, enforce_label_bound, is_dask_collection, make_rng, norm_bound_scale
 from dpconvex.estimators.selection_runs import CandidateRuns
 from dpconvex.exceptions import PrivacyLeakWarning
@@ -31,6 +32,8 @@ from dpconvex.mechanisms.selection import (
 )
 from dpconvex.objectives.losses import row_norms
 from dpconvex.privacy.certificate import PrivacyCertificate
+from dpconvex.privacy.dp_events import PrivacyCurve, certificate_curve
+from dpconvex.privacy.ledger import covers, planned_curve
 
 __all__ = ["PrivateSelectionCV"]
 
@@ -75,7 +78,11 @@ class PrivateSelectionCV:
             records or no validation record); for a Dask collection X or y.
         RuntimeError
             If the Poisson law drew no run (:func:`~dpconvex.mechanisms.selection.best_of_random_runs`):
-            nothing is released and no fitted attribute is left.
+            nothing is released and no fitted attribute is left (nor anything recorded in ``ledger``).
+        BudgetExceededError
+            If ``ledger``'s budget filter refuses the selection's planned certificate (from public
+            quantities: the law of K, the grid's planned runs, ε and δ), before any candidate is trained
+            or any row clipped: nothing is released and no fitted attribute is left.
 
         Warns
         -----
@@ -104,6 +111,16 @@ class PrivateSelectionCV:
         if not 1 <= n_validation <= n - 2:
             raise ValueError(f"validation_fraction={self.validation_fraction!r} leaves {n_validation} of {n} records "
                              "for validation: it must leave at least 1 for validation and 2 for training.")
+        # the plan (public quantities only), then the ledger's filter on its certificate, before the data are read
+        filtered = self._ledger_budget()
+        if filtered and leaks:  # no guarantee: refused
+            self._check_ledger(PrivacyCurve.pair(math.inf, self.delta))
+        runs = CandidateRuns(self, n - n_validation, X.shape[1])
+        mu = calibrate_per_run_mu(law, self.epsilon, self.delta, lambda m: runs.events(grid, m))
+        selection_mu = base_mu(mu, runs.events(grid, mu))
+        planned = self._check_ledger(planned_curve(TuningEvent(law, base_mu=selection_mu), self.delta)) \
+            if filtered else None
+        run_epsilon = gdp.gdp_epsilon(self.delta, mu)
         # once, for every run: the clip's factors (no copy of X), applied in the copies of the two parts below
         scale, _ = norm_bound_scale(row_norms(X), self.data_norm, strict=self.strict)
         if label_bound is not None:
@@ -112,10 +129,6 @@ class PrivateSelectionCV:
         order = rng.permutation(n)  # public randomness: positions only
         validation, training = np.sort(order[:n_validation]), np.sort(order[n_validation:])
         sensitivity = scoring.sensitivity(label_bound, n_validation)
-
-        runs = CandidateRuns(self, training.size, X.shape[1])
-        mu = calibrate_per_run_mu(law, self.epsilon, self.delta, lambda m: runs.events(grid, m))
-        run_epsilon = gdp.gdp_epsilon(self.delta, mu)
         X_train, y_train, X_validation = X[training], y[training], X[validation]
         if scale is not None:  # the parts are copies: their rows above the bound are clipped in place, as in a copy
             X_train, X_validation = clip_rows(X_train, scale[training], copy=False), clip_rows(
@@ -144,17 +157,19 @@ class PrivateSelectionCV:
         chosen = grid == selection.value
         self.cv_results_ = {"params": [{"l2_regularization": float(v)} for v in grid], "param_l2_regularization": grid,
                             "selected": chosen, "validation_score": np.where(chosen, self.best_score_, np.nan)}
-        certificate = self._certificate(law, grid, mu, base_mu(mu, runs.events(grid, mu)), run_epsilon, sensitivity,
-                                        scoring, selection, n, n_validation, caveat)
+        certificate = self._certificate(law, grid, mu, selection_mu, run_epsilon, sensitivity, scoring, selection, n,
+                                        n_validation, caveat)
         for reason in leaks:
             certificate = certificate.without_guarantee(reason)
+        if planned is not None and not covers(planned, certificate):  # never: the same account of the same event
+            self._forget_fit()
+            raise RuntimeError(f"the selection certified {certificate_curve(certificate)!r}, not the release the "
+                               f"ledger's filter checked ({planned!r}); nothing was released or recorded.")
         self.privacy_report_ = certificate
+        if self.ledger is not None:  # the selection's one certificate, once (its candidates record nothing)
+            self.ledger.record(certificate, f"{type(self).__name__} fit {len(self.ledger.releases) + 1}",
+                               self.ledger_partition)
         return self
-
-    def _forget_fit(self) -> None:
-        """Remove every fitted attribute (public, ending in ``_``): a failed fit leaves none, stale or new."""
-        for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("_")]:
-            delattr(self, name)
 
     def _grid(self) -> NDArray[np.float64]:
         """``l2_regularizations`` as a float array, or ``ValueError`` naming it (booleans refused before the cast)."""

@@ -46,7 +46,8 @@ class CandidateRuns:
         """The candidate estimator's parameters at λ = ``value`` and per-run budget μ."""
         estimator = self.estimator
         own = estimator.get_params(deep=False)
-        params = {name: own[name] for name in estimator._candidate().get_params(deep=False) if name in own}
+        params = {name: own[name] for name in estimator._candidate().get_params(deep=False)
+                  if name in own and name not in ("ledger", "ledger_partition")}  # the selection records, once
         params.update(l2_regularization=value, epsilon=gdp.gdp_epsilon(estimator.delta, mu), method="noisy_gd")
         if "classes" in params:
             params["classes"] = estimator.classes_.tolist()

@@ -82,30 +82,22 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
 from os import PathLike
 from typing import Any
 
-import numpy as np
-
 from dpconvex.accounting import gdp
 from dpconvex.accounting._checks import check_delta, check_epsilon, check_orders
-from dpconvex.accounting.composition import (
-    advanced_composition,
-    basic_composition,
-    gdp_compose,
-    rdp_composed_epsilon,
-    zcdp_rho,
-)
-from dpconvex.accounting.rdp import DEFAULT_ORDERS, epsilon_from_rdp
-from dpconvex.accounting.rounding import round_up
+from dpconvex.accounting.composition import basic_composition, gdp_compose, zcdp_rho
+from dpconvex.accounting.rdp import epsilon_from_rdp
 from dpconvex.exceptions import BudgetExceededError
 from dpconvex.privacy.certificate import PrivacyCertificate
-from dpconvex.privacy.dp_events import PrivacyCurve, certificate_curve, pld_epsilon
+from dpconvex.privacy.dp_events import PrivacyCurve, certificate_curve, to_dp_event
+from dpconvex.privacy.ledger_compose import LedgerTotal, compose
+from dpconvex.privacy.ledger_plan import covers, planned_curve
 from dpconvex.privacy.report import ledger_page
 
-__all__ = ["FILTERS", "LedgerTotal", "PrivacyLedger", "Release", "compose"]
+__all__ = ["FILTERS", "LedgerTotal", "PrivacyLedger", "Release", "compose", "covers", "planned_curve"]
 
 #: The filters :class:`PrivacyLedger` knows (module docstring).
 FILTERS = ("auto", "gdp", "renyi", "basic")
@@ -127,74 +119,6 @@ class Release:
     label: str
     certificate: PrivacyCertificate
     partition: str | None = None
-
-
-@dataclass(frozen=True)
-class LedgerTotal:
-    """The composed guarantee of a ledger: (ε, δ), the winning method and every candidate's ε.
-
-    Attributes
-    ----------
-    epsilon, delta : float
-    method : str
-    candidates : dict of str to float
-    """
-
-    epsilon: float
-    delta: float
-    method: str
-    candidates: dict[str, float] = field(default_factory=dict)
-
-
-@lru_cache(maxsize=256)
-def _rdp(curve: PrivacyCurve) -> np.ndarray:
-    """The curve's RDP on :data:`~dpconvex.accounting.rdp.DEFAULT_ORDERS` (cached: a Poisson curve costs ~0.1–1 s)."""
-    values = curve.rdp(DEFAULT_ORDERS)
-    values.setflags(write=False)
-    return values
-
-
-def compose(curves: list[PrivacyCurve], delta: float) -> LedgerTotal:
-    """The smallest valid ε at ``delta`` of a fixed sequence of releases (module docstring: the candidates).
-
-    Parameters
-    ----------
-    curves : list of PrivacyCurve
-    delta : float
-
-    Returns
-    -------
-    LedgerTotal
-    """
-    pairs = [c for c in curves if c.kind == "pair"]
-    others = [c for c in curves if c.kind != "pair"]
-    if not curves:
-        return LedgerTotal(0.0, delta, "empty")
-    pair_eps, pair_delta = basic_composition((c.epsilon, c.delta) for c in pairs)
-    suffix = " + basic" if pairs else ""
-    found: dict[str, float] = {}
-    if others and pair_delta < delta:
-        rest = delta - pair_delta
-        if all(c.kind == "gdp" for c in others):
-            found["gdp" + suffix] = gdp.gdp_epsilon(rest, gdp_compose(c.mu for c in others)) + pair_eps
-        found["rdp" + suffix] = rdp_composed_epsilon(DEFAULT_ORDERS, [_rdp(c) for c in others], rest)[0] + pair_eps
-    convolved = pld_epsilon(curves, delta)
-    if convolved is not None and math.isfinite(convolved):
-        found["pld"] = convolved
-    if all(c.has_pair for c in curves):
-        eps, total_delta = basic_composition((c.epsilon, c.delta) for c in curves)
-        if total_delta <= delta:
-            found["basic"] = eps
-    if not others and len(pairs) >= 2 and len({(c.epsilon, c.delta) for c in pairs}) == 1:
-        k, (eps, each) = len(pairs), (pairs[0].epsilon, pairs[0].delta)
-        if k * each < delta and math.isfinite(eps):
-            found["advanced"] = advanced_composition(eps, each, k, delta - k * each)[0]
-    if not found:
-        raise ValueError(f"delta={delta!r} is not above the sum of the (epsilon, delta) releases' deltas "
-                         f"({pair_delta!r}): no composition holds at it.")
-    candidates = {name: round_up(eps) for name, eps in found.items()}
-    winner = min(candidates, key=candidates.__getitem__)
-    return LedgerTotal(candidates[winner], delta, winner, candidates)
 
 
 class PrivacyLedger:
@@ -291,13 +215,17 @@ class PrivacyLedger:
         Raises
         ------
         BudgetExceededError
-            If the filter (module docstring) refuses it.
+            If the filter (module docstring) refuses it; always for a release without a guarantee
+            (ε = ``inf``, e.g. a bound read from the data), whatever the filter.
         ValueError
             Without a budget, or for a release the ledger's filter rule can't take.
         """
         if self.budget is None:
             raise ValueError("this ledger has no budget: create it with PrivacyLedger(budget=(epsilon, delta)).")
         curve = certificate_curve(planned) if isinstance(planned, PrivacyCertificate) else planned
+        if curve.has_pair and not math.isfinite(curve.epsilon):
+            raise BudgetExceededError(f"the release has no differential-privacy guarantee (epsilon = inf), which "
+                                      f"exceeds every budget, {self.budget!r} included.")
         self._resolve_filter(curve)
         rule = self.filter
         groups = self._groups(partition)
@@ -348,6 +276,50 @@ class PrivacyLedger:
             return {None: shared}
         return {name: shared + [c for r, c in zip(self._releases, self._curves) if r.partition == name]
                 for name in names}
+
+    def to_dp_event(self, neighboring_relation: Any = None, *, partition: str | None = None) -> Any:
+        """Every release as one dp-accounting ``ComposedDpEvent``, in the order recorded (for other accountants).
+
+        Each release's event is :func:`~dpconvex.privacy.dp_events.to_dp_event` of its certificate
+        (see there what each curve gives under which relation, and which accountant takes it).
+        Partitions compose as a maximum (module docstring), which no single ``DpEvent`` states: a
+        ledger with partitions exports one partition's history at a time, the releases of every
+        record (no partition) and those of ``partition``; their composition is that partition's
+        total, and the ledger's is the largest of them.
+
+        Parameters
+        ----------
+        neighboring_relation : dp_accounting.NeighboringRelation, optional
+            ``REPLACE_ONE`` (default) or ``ADD_OR_REMOVE_ONE``, as in
+            :func:`~dpconvex.privacy.dp_events.to_dp_event`.
+        partition : str, optional
+            The partition whose history to export; required when a release names a partition.
+
+        Returns
+        -------
+        dp_accounting.ComposedDpEvent
+
+        Raises
+        ------
+        ValueError
+            For a release certified by an (ε, δ) pair only (dp-accounting has no event for it: compose
+            it with :meth:`total`), naming its label; for a ledger with partitions and no ``partition``.
+        """
+        import dp_accounting as dpa
+
+        names = sorted({r.partition for r in self._releases if r.partition is not None})
+        if names and partition is None:
+            raise ValueError(f"the releases name the partitions {names}, which compose as a maximum and no single "
+                             "DpEvent states that: export one partition's history with to_dp_event(partition=...).")
+        events = []
+        for release, curve in zip(self._releases, self._curves):
+            if release.partition is not None and release.partition != partition:
+                continue
+            try:
+                events.append(to_dp_event(curve, neighboring_relation))
+            except ValueError as error:
+                raise ValueError(f"release {release.label!r}: {error}") from error
+        return dpa.ComposedDpEvent(events)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready record (certificates by :meth:`~dpconvex.privacy.certificate.PrivacyCertificate.to_dict`)."""
