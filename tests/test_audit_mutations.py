@@ -58,14 +58,17 @@ MUTATIONS = {
 }
 
 def test_every_registered_target_has_a_mutation_test():
-    """Here, in tests/test_audit_multiclass.py for the K-class targets, or in tests/test_audit_selection.py for
-    the private-selection targets (their own run counts, statistics and mutants)."""
+    """Here, in tests/test_audit_multiclass.py for the K-class targets, in tests/test_audit_selection.py for
+    the private-selection targets, or in tests/test_audit_discovery.py for the schema discovery's count
+    mechanisms (their own run counts, statistics and mutants: halved noise, and the selection's halved
+    threshold)."""
+    from test_audit_discovery import MUTATIONS as DISCOVERY_MUTATIONS
     from test_audit_multiclass import MUTATIONS as MULTICLASS_MUTATIONS
     from test_audit_selection import MUTATIONS as SELECTION_MUTATIONS
 
-    elsewhere = (set(MULTICLASS_MUTATIONS), set(SELECTION_MUTATIONS))
-    assert not (set(MUTATIONS) & elsewhere[0] or set(MUTATIONS) & elsewhere[1] or elsewhere[0] & elsewhere[1])
-    assert set(MUTATIONS) | elsewhere[0] | elsewhere[1] == set(AUDITS)
+    groups = [set(MUTATIONS), set(MULTICLASS_MUTATIONS), set(SELECTION_MUTATIONS), set(DISCOVERY_MUTATIONS)]
+    assert sum(len(group) for group in groups) == len(set().union(*groups))  # no target in two groups
+    assert set().union(*groups) == set(AUDITS)
 
 
 @pytest.mark.slow

@@ -13,7 +13,8 @@ entry fails the test until this module follows.
 from __future__ import annotations
 
 __all__ = ["AUDIT_TARGETS", "BENCH_BASELINES", "BENCH_DATASETS", "BENCH_EPSILONS", "BENCH_PANEL_TABLES", "BENCH_TASKS",
-           "DEFAULT_DELTA", "DEFAULT_EPSILON", "METHODS", "MODELS", "REGRESSION_MODELS", "REPRODUCTION_METHODS"]
+           "DEFAULT_DELTA", "DEFAULT_DISCOVERY_SHARE", "DEFAULT_EPSILON", "METHODS", "MODELS", "REGRESSION_MODELS",
+           "REPRODUCTION_METHODS"]
 
 #: The estimators' default ``epsilon`` (``PrivateLogisticRegression().epsilon``): the default of
 #: ``dpconvex train --epsilon``.
@@ -21,6 +22,10 @@ DEFAULT_EPSILON: float = 1.0
 
 #: The estimators' default ``delta``: ``dpconvex train --delta``'s default.
 DEFAULT_DELTA: float = 1e-8
+
+#: The private schema discovery's default share of the budget
+#: (:data:`dpconvex.datasets.private_release.DEFAULT_DISCOVERY_SHARE`): ``dpconvex train --discovery-share``'s default.
+DEFAULT_DISCOVERY_SHARE: float = 0.3
 
 #: ``dpconvex train --model``: each choice and the class of :mod:`dpconvex.estimators.linear_model` it trains.
 MODELS: dict[str, str] = {"logistic": "PrivateLogisticRegression", "huber": "PrivateHuberSVC",
@@ -41,7 +46,8 @@ AUDIT_TARGETS: tuple[str, ...] = ("noisy-gd", "noisy-gd-logistic", "nsgd", "rsgd
                                   "noisy-sgd-poisson", "noisy-sgd-bounded", "pnsgd", "pnsgd-random-stop",
                                   "sco-noisy-sgd", "auto", "auto-hinge", "private-mean", "auto-ridge",
                                   "auto-multinomial", "auto-one-vs-rest",
-                                  "selection", "selection-geometric")
+                                  "selection", "selection-geometric", "discovery-selection", "discovery-bounds",
+                                  "discovery-type")
 
 #: The keys of :data:`dpconvex_lab.bench.TASKS`.
 BENCH_TASKS: tuple[str, ...] = ("logistic", "svm")
