@@ -39,6 +39,12 @@ def _noise(noise_sd: ArrayLike) -> NDArray[np.float64]:
     return nu
 
 
+def _energy_mu(energy: float, noise_sd: ArrayLike) -> float | NDArray[np.float64]:
+    """μ = √energy/ν of a shifted-interpolation energy at noise sd ν (a float for a scalar ν)."""
+    mu = math.sqrt(energy) / _noise(noise_sd)
+    return float(mu) if mu.ndim == 0 else mu
+
+
 def _geometric(ratio: float, terms: int) -> float:
     """Σ_{i<terms} ratio^i, accurate for ratio near 1 (and exact at 0 and 1)."""
     if ratio == 1.0:
@@ -113,8 +119,7 @@ def gd_closed_form_mu(shift: float, noise_sd: ArrayLike, contraction: float, ste
             w_star = diameter / s if c == 1.0 else math.log(y_star) / math.log(c)
             for w in {min(max(math.floor(w_star), 1), t), min(max(math.ceil(w_star), 1), t)}:
                 value = min(value, (c**w * diameter + s * _geometric(c, w)) ** 2 / _geometric(c * c, w))
-    mu = math.sqrt(value) / _noise(noise_sd)
-    return float(mu) if mu.ndim == 0 else mu
+    return _energy_mu(value, noise_sd)
 
 
 def bok_constrained_gd_mu(shift: float, noise_sd: ArrayLike, steps: int, diameter: float):
@@ -144,8 +149,7 @@ def bok_constrained_gd_mu(shift: float, noise_sd: ArrayLike, steps: int, diamete
     """
     s, t, d = float(shift), int(steps), float(diameter)
     value = 3.0 * d * s + s * s * math.ceil(d / s) if s > 0 else 0.0
-    mu = math.sqrt(min(value, t * s * s)) / _noise(noise_sd)
-    return float(mu) if mu.ndim == 0 else mu
+    return _energy_mu(min(value, t * s * s), noise_sd)
 
 
 def bok_constrained_cgd_mu(shift: float, noise_sd: ArrayLike, batches: int, diameter: float):
@@ -175,8 +179,7 @@ def bok_constrained_cgd_mu(shift: float, noise_sd: ArrayLike, batches: int, diam
     """
     s, l, d = float(shift), int(batches), float(diameter)
     value = 3.0 * d * s / l + s * s + s * s * math.ceil(d / s) / l if s > 0 else 0.0
-    mu = math.sqrt(value) / _noise(noise_sd)
-    return float(mu) if mu.ndim == 0 else mu
+    return _energy_mu(value, noise_sd)
 
 
 def cgd_closed_form_mu(shift: float, noise_sd: ArrayLike, contraction: float, batches: int, epochs: int,

@@ -58,6 +58,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .shifted_closed_forms import (
     _check,
+    _energy_mu,
     _noise,
     bok_constrained_cgd_mu,
     bok_constrained_gd_mu,
@@ -185,8 +186,7 @@ def lemma_mu(shifts: ArrayLike, contraction: float, noise_sd: ArrayLike, diamete
     """
     c, diameter = _check(contraction, diameter)
     value = _energy(*_sparse(shifts), c, diameter)
-    mu = math.sqrt(value) / _noise(noise_sd)
-    return float(mu) if mu.ndim == 0 else mu
+    return _energy_mu(value, noise_sd)
 
 
 def batch_partition(n: int, batch_size: int) -> tuple[int, ...]:

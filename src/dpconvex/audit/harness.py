@@ -35,7 +35,7 @@ from dpconvex.audit.statistics import epsilon_lower_bound, profile_margins
 from dpconvex.mechanisms import TrainingResult
 
 __all__ = ["NeighbourPair", "AuditTarget", "AuditResult", "AUDITS", "PROFILE_DELTAS", "register", "noise_mutant",
-           "privacy_profile", "run_audit"]
+           "privacy_profile", "resolve_target", "run_audit"]
 
 
 #: δ grid of the privacy-profile test (the target's own δ is added): log-spaced for the tails,
@@ -225,6 +225,25 @@ def register(target: AuditTarget) -> AuditTarget:
     return target
 
 
+def resolve_target(target: str | AuditTarget) -> AuditTarget:
+    """``target`` itself, or the registered target of that name (``ValueError`` naming the registered ones).
+
+    Parameters
+    ----------
+    target : str or AuditTarget
+        A name from :data:`AUDITS`, or a target.
+
+    Returns
+    -------
+    AuditTarget
+    """
+    if isinstance(target, str):
+        if target not in AUDITS:
+            raise ValueError(f"mechanism must be one of {sorted(AUDITS)}; got {target!r}.")
+        return AUDITS[target]
+    return target
+
+
 def privacy_profile(target: AuditTarget) -> tuple[NDArray, NDArray, str]:
     """The certificate's ε at every δ of ``target.profile_deltas`` (and the target's δ), with its bound.
 
@@ -325,10 +344,7 @@ def run_audit(
     AuditResult
         The verdict and the statistics behind it.
     """
-    if isinstance(target, str):
-        if target not in AUDITS:
-            raise ValueError(f"mechanism must be one of {sorted(AUDITS)}; got {target!r}.")
-        target = AUDITS[target]
+    target = resolve_target(target)
     if runs < 20:
         raise ValueError(f"runs must be >= 20; got {runs!r}.")
     if not 0.0 < alpha < 1.0:

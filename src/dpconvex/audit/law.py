@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
-from dpconvex.audit.harness import AUDITS, AuditTarget
+from dpconvex.audit.harness import AuditTarget, resolve_target
 
 __all__ = ["LawCheckResult", "run_law_check"]
 
@@ -78,10 +78,7 @@ def run_law_check(target: str | AuditTarget, runs: int = 2000, *, seed: int = 0)
     -------
     LawCheckResult
     """
-    if isinstance(target, str):
-        if target not in AUDITS:
-            raise ValueError(f"mechanism must be one of {sorted(AUDITS)}; got {target!r}.")
-        target = AUDITS[target]
+    target = resolve_target(target)
     if target.exact_law is None:
         raise ValueError(f"the output law of {target.name!r} is not known in closed form.")
     if runs < 20:

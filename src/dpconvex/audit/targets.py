@@ -14,6 +14,7 @@ from dpconvex.audit.harness import AuditTarget, NeighbourPair, register
 from dpconvex.mechanisms import MECHANISMS, noisy_gd
 from dpconvex.objectives.constraints import Unconstrained
 from dpconvex.objectives.losses import LogisticLoss, QuadraticDistanceLoss
+from dpconvex.privacy.certificate import PrivacyCertificate
 
 __all__ = ["NOISY_GD_SETTING", "LOGISTIC_SETTING"]
 
@@ -31,6 +32,15 @@ def _canary_pair(labels: float, n: int = NOISY_GD_SETTING["n"]) -> NeighbourPair
     X_prime[0, 0] = -1.0
     y = np.full(n, labels)
     return NeighbourPair(X=X, y=y, X_prime=X_prime, y_prime=y.copy(), direction=np.eye(d)[0])
+
+
+def _calibrated(train, pair: NeighbourPair, **options) -> PrivacyCertificate:
+    """The certificate of ``train`` on ``pair`` at the setting's ε and δ (seed 0): the σ a target audits.
+
+    σ depends on public quantities only (n, d, ε, δ and the options), so one run calibrates it for every audit run.
+    """
+    return train(pair.X, pair.y, epsilon=NOISY_GD_SETTING["epsilon"], delta=NOISY_GD_SETTING["delta"],
+                 random_state=0, **options).certificate
 
 
 def _quadratic_kwargs() -> dict:
@@ -77,9 +87,7 @@ def _logistic_kwargs() -> dict:
 def _calibrated_sigma(kind: str) -> float:
     kwargs = _quadratic_kwargs() if kind == "quadratic" else _logistic_kwargs()
     pair = _canary_pair(0.0) if kind == "quadratic" else _logistic_pair()
-    result = noisy_gd(pair.X, pair.y, epsilon=NOISY_GD_SETTING["epsilon"], delta=NOISY_GD_SETTING["delta"],
-                      random_state=0, **kwargs)
-    return result.certificate.sigma
+    return _calibrated(noisy_gd, pair, **kwargs).sigma
 
 
 def _quadratic_law(target: AuditTarget) -> tuple[float, float]:
@@ -134,9 +142,9 @@ def _output_kwargs(variant: str) -> dict:
     return options
 
 
-def _last_batch_canary_pair() -> NeighbourPair:
-    """The canary in the last row: the last batch in the fixed order, where Δ[j] peaks (ρ < 1)."""
-    pair = _canary_pair(1.0)
+def _last_batch_canary_pair(labels: float = 1.0) -> NeighbourPair:
+    """The canary in the last row: the last batch (or step) in the fixed order, where Δ[j] peaks (ρ < 1)."""
+    pair = _canary_pair(labels)
     flip = lambda A: A[::-1].copy()  # noqa: E731 - reorder rows so the canary is processed last
     return NeighbourPair(flip(pair.X), pair.y, flip(pair.X_prime), pair.y_prime, pair.direction)
 
@@ -144,9 +152,7 @@ def _last_batch_canary_pair() -> NeighbourPair:
 @cache
 def _output_sigma(variant: str) -> float:
     pair = _last_batch_canary_pair()
-    result = MECHANISMS[variant](pair.X, pair.y, epsilon=NOISY_GD_SETTING["epsilon"],
-                                 delta=NOISY_GD_SETTING["delta"], random_state=0, **_output_kwargs(variant))
-    return result.certificate.sigma
+    return _calibrated(MECHANISMS[variant], pair, **_output_kwargs(variant)).sigma
 
 
 def _output_law(target: AuditTarget) -> tuple[float, float]:

@@ -61,7 +61,7 @@ from __future__ import annotations
 from functools import cache
 
 from dpconvex.audit.harness import AuditTarget, NeighbourPair, register
-from dpconvex.audit.targets import NOISY_GD_SETTING, _canary_pair
+from dpconvex.audit.targets import NOISY_GD_SETTING, _calibrated, _canary_pair
 from dpconvex.audit.targets_noisy_sgd import _POISSON_PROFILE
 from dpconvex.audit.targets_sco import _pair as _hinge_pair
 from dpconvex.mechanisms import auto, noisy_sgd, sco_noisy_sgd
@@ -131,16 +131,14 @@ def run_auto_configuration(X, y, seed: int, sigma: float, delta: float):
     """
     choice = auto_choice()
     return noisy_sgd(X, y, loss=auto_loss(), l2_regularization=choice.l2_regularization, sigma=sigma, delta=delta,
-                     data_norm=1.0, label_bound=None, batching="poisson", batch_size=choice.chosen.batch_size,
-                     epochs=choice.epochs, step_size=choice.step_size, constraint="auto", output="tail_average",
-                     strict=False, random_state=seed)
+                     data_norm=1.0, label_bound=None, constraint="auto", strict=False, random_state=seed,
+                     **choice.noisy_sgd_options())
 
 
 @cache
 def _sigma() -> float:
     pair = auto_pair()
-    return auto(pair.X, pair.y, loss=auto_loss(), epsilon=NOISY_GD_SETTING["epsilon"],
-                delta=NOISY_GD_SETTING["delta"], random_state=0).certificate.sigma
+    return _calibrated(auto, pair, loss=auto_loss()).sigma
 
 
 register(
@@ -163,9 +161,7 @@ register(
 def _hinge_calibration() -> tuple[float, float]:
     """σ and step of ``auto``'s own run on the hinge pair (both public: they depend on n, d, ε, δ only)."""
     pair = _hinge_pair()
-    certificate = auto(pair.X, pair.y, loss=HingeLoss(), constraint=HINGE_CONSTRAINT,
-                       epsilon=NOISY_GD_SETTING["epsilon"], delta=NOISY_GD_SETTING["delta"],
-                       random_state=0).certificate
+    certificate = _calibrated(auto, pair, loss=HingeLoss(), constraint=HINGE_CONSTRAINT)
     return certificate.sigma, certificate.assumptions["step_size"]
 
 

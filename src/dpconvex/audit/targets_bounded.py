@@ -42,7 +42,7 @@ from functools import cache
 import numpy as np
 
 from dpconvex.audit.harness import AuditTarget, NeighbourPair, register
-from dpconvex.audit.targets import NOISY_GD_SETTING
+from dpconvex.audit.targets import NOISY_GD_SETTING, _calibrated
 from dpconvex.mechanisms import noisy_sgd
 from dpconvex.objectives.constraints import L2Ball
 from dpconvex.objectives.losses import HuberizedHingeLoss
@@ -89,9 +89,7 @@ def bounded_pair() -> NeighbourPair:
 @cache
 def _sigma() -> float:
     pair = bounded_pair()
-    result = noisy_sgd(pair.X, pair.y, epsilon=NOISY_GD_SETTING["epsilon"], delta=NOISY_GD_SETTING["delta"],
-                       random_state=0, **bounded_kwargs())
-    return result.certificate.sigma
+    return _calibrated(noisy_sgd, pair, **bounded_kwargs()).sigma
 
 
 register(

@@ -79,7 +79,7 @@ from functools import cache, partial
 import numpy as np
 
 from dpconvex.audit.harness import PROFILE_DELTAS, AuditTarget, NeighbourPair, register
-from dpconvex.audit.targets import NOISY_GD_SETTING, _canary_pair
+from dpconvex.audit.targets import NOISY_GD_SETTING, _calibrated, _canary_pair
 from dpconvex.audit.targets_auto import HUBER_H
 from dpconvex.audit.targets_noisy_sgd import _POISSON_PROFILE
 from dpconvex.mechanisms import TrainingResult, auto, noisy_sgd
@@ -225,18 +225,15 @@ def run_multiclass_configuration(name: str, X, y, seed: int, sigma: float, delta
     """
     choice = multiclass_choice(name)
     return noisy_sgd(X, y, loss=multiclass_loss(name), l2_regularization=choice.l2_regularization, sigma=sigma,
-                     delta=delta, data_norm=1.0, label_bound=None, batching="poisson",
-                     batch_size=choice.chosen.batch_size, epochs=choice.epochs, step_size=choice.step_size,
-                     clip_norm=choice.clip_norm, constraint="auto", output="tail_average", strict=False,
-                     random_state=seed)
+                     delta=delta, data_norm=1.0, label_bound=None, constraint="auto", strict=False, random_state=seed,
+                     **choice.noisy_sgd_options())
 
 
 @cache
 def _sigma(name: str) -> float:
     """σ as ``auto`` calibrates it for this target (public: it depends on n, d, ε, δ and the loss only)."""
     pair = multiclass_pair(name)
-    return auto(pair.X, pair.y, loss=multiclass_loss(name), epsilon=NOISY_GD_SETTING["epsilon"],
-                delta=NOISY_GD_SETTING["delta"], random_state=0).certificate.sigma
+    return _calibrated(auto, pair, loss=multiclass_loss(name)).sigma
 
 
 for _name, _target in MULTICLASS_TARGETS.items():

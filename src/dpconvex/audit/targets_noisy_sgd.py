@@ -23,7 +23,7 @@ from functools import cache
 import numpy as np
 
 from dpconvex.audit.harness import PROFILE_DELTAS, AuditTarget, register
-from dpconvex.audit.targets import NOISY_GD_SETTING, _canary_pair, _last_batch_canary_pair
+from dpconvex.audit.targets import NOISY_GD_SETTING, _calibrated, _canary_pair, _last_batch_canary_pair
 from dpconvex.mechanisms import noisy_sgd
 from dpconvex.objectives.constraints import Unconstrained
 from dpconvex.objectives.losses import QuadraticDistanceLoss
@@ -53,9 +53,7 @@ def _pair(batching: str):
 @cache
 def _sigma(batching: str) -> float:
     pair = _pair(batching)
-    result = noisy_sgd(pair.X, pair.y, epsilon=NOISY_GD_SETTING["epsilon"], delta=NOISY_GD_SETTING["delta"],
-                       random_state=0, **_kwargs(batching))
-    return result.certificate.sigma
+    return _calibrated(noisy_sgd, pair, **_kwargs(batching)).sigma
 
 
 def _cyclic_law(target: AuditTarget) -> tuple[float, float]:

@@ -20,7 +20,7 @@ from functools import cache
 import numpy as np
 
 from dpconvex.audit.harness import AuditTarget, NeighbourPair, register
-from dpconvex.audit.targets import NOISY_GD_SETTING, _canary_pair
+from dpconvex.audit.targets import NOISY_GD_SETTING, _calibrated, _canary_pair, _last_batch_canary_pair
 from dpconvex.mechanisms import pnsgd
 from dpconvex.objectives.constraints import L2Ball
 from dpconvex.objectives.losses import QuadraticDistanceLoss
@@ -42,17 +42,13 @@ def _kwargs(random_stop: bool) -> dict:
 def _pair(random_stop: bool) -> NeighbourPair:
     if random_stop:
         return _canary_pair(0.0, RANDOM_STOP_N)
-    pair = _canary_pair(0.0)
-    flip = lambda A: A[::-1].copy()  # noqa: E731 - the canary becomes the last row, processed last
-    return NeighbourPair(flip(pair.X), pair.y, flip(pair.X_prime), pair.y_prime, pair.direction)
+    return _last_batch_canary_pair(0.0)  # the canary becomes the last row, processed last
 
 
 @cache
 def _sigma(random_stop: bool) -> float:
     pair = _pair(random_stop)
-    result = pnsgd(pair.X, pair.y, epsilon=NOISY_GD_SETTING["epsilon"], delta=NOISY_GD_SETTING["delta"],
-                   random_state=0, **_kwargs(random_stop))
-    return result.certificate.sigma
+    return _calibrated(pnsgd, pair, **_kwargs(random_stop)).sigma
 
 
 def _fixed_stop_law(target: AuditTarget) -> tuple[float, float]:

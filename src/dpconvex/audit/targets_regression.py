@@ -26,7 +26,7 @@ from functools import cache
 import numpy as np
 
 from dpconvex.audit.harness import AuditTarget, NeighbourPair, register
-from dpconvex.audit.targets import NOISY_GD_SETTING, _canary_pair
+from dpconvex.audit.targets import NOISY_GD_SETTING, _calibrated, _canary_pair
 from dpconvex.audit.targets_noisy_sgd import _POISSON_PROFILE
 from dpconvex.mechanisms import TrainingResult, auto, noisy_sgd
 from dpconvex.mechanisms.auto import AutoChoice, select_configuration
@@ -145,16 +145,14 @@ def run_auto_ridge(X, y, seed: int, sigma: float, delta: float) -> TrainingResul
     """
     choice = ridge_choice()
     return noisy_sgd(X, y, loss=SquaredLoss(), l2_regularization=choice.l2_regularization, sigma=sigma, delta=delta,
-                     data_norm=1.0, label_bound=1.0, batching="poisson", batch_size=choice.chosen.batch_size,
-                     epochs=choice.epochs, step_size=choice.step_size, clip_norm=choice.clip_norm,
-                     constraint="auto", output="tail_average", strict=False, random_state=seed)
+                     data_norm=1.0, label_bound=1.0, constraint="auto", strict=False, random_state=seed,
+                     **choice.noisy_sgd_options())
 
 
 @cache
 def _ridge_sigma() -> float:
     pair = _ridge_pair()
-    return auto(pair.X, pair.y, loss=SquaredLoss(), label_bound=1.0, l2_regularization="auto",
-                epsilon=NOISY_GD_SETTING["epsilon"], delta=NOISY_GD_SETTING["delta"], random_state=0).certificate.sigma
+    return _calibrated(auto, pair, loss=SquaredLoss(), label_bound=1.0, l2_regularization="auto").sigma
 
 
 register(

@@ -31,7 +31,7 @@ from functools import cache
 import numpy as np
 
 from dpconvex.audit.harness import AuditTarget, NeighbourPair, register
-from dpconvex.audit.targets import NOISY_GD_SETTING
+from dpconvex.audit.targets import NOISY_GD_SETTING, _calibrated
 from dpconvex.mechanisms import sco_noisy_sgd
 from dpconvex.objectives.constraints import L2Ball
 from dpconvex.objectives.losses import HingeLoss
@@ -57,8 +57,7 @@ def _pair() -> NeighbourPair:
 @cache
 def _sigma() -> float:
     pair = _pair()
-    return sco_noisy_sgd(pair.X, pair.y, epsilon=NOISY_GD_SETTING["epsilon"], delta=NOISY_GD_SETTING["delta"],
-                         random_state=0, **_kwargs()).certificate.sigma
+    return _calibrated(sco_noisy_sgd, pair, **_kwargs()).sigma
 
 
 register(

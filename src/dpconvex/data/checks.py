@@ -32,7 +32,7 @@ _ROUNDING = 1e-9
 __all__ = ["ValidatedRows", "check_privacy_budget", "check_rows", "check_targets", "check_training_data",
            "check_training_rows", "clip_rows", "enforce_norm_bound", "enforce_label_bound", "make_rng",
            "norm_bound_scale", "is_dask_collection", "check_frame", "DataDependentFeatures", "mark_data_dependent",
-           "input_leaks"]
+           "input_leaks", "warn_clipped_targets"]
 
 
 def _refuse_features(X: NDArray) -> None:
@@ -370,10 +370,28 @@ def enforce_label_bound(y: NDArray[np.float64], label_bound: float, *, strict: b
     over = np.abs(y) > label_bound
     count = int(np.count_nonzero(over))
     if count:
-        message = f"{count} of {y.shape[0]} targets have |y| above label_bound={label_bound:g}"
-        if strict:
-            raise ValueError(message + "; with strict=True targets must satisfy |y| <= label_bound.")
-        warnings.warn(message + "; they were clipped to the bound.", PrivacyLeakWarning, stacklevel=3)
+        warn_clipped_targets(count, y.shape[0], label_bound, strict, stacklevel=3)
         y = np.clip(y, -label_bound, label_bound)
     return y, count
+
+
+def warn_clipped_targets(count: int, n: int, label_bound: float, strict: bool, stacklevel: int) -> None:
+    """The label-bound rule's warning (``strict``: ``ValueError``), in memory and on Dask; none if ``count`` is 0.
+
+    Parameters
+    ----------
+    count, n : int
+        How many of the ``n`` targets lie above the bound in absolute value.
+    label_bound : float
+        The declared bound Y.
+    strict : bool
+        Raise instead of warning.
+    stacklevel : int
+        The warning points this many frames above the caller.
+    """
+    if count:
+        message = f"{count} of {n} targets have |y| above label_bound={label_bound:g}"
+        if strict:
+            raise ValueError(message + "; with strict=True targets must satisfy |y| <= label_bound.")
+        warnings.warn(message + "; they were clipped to the bound.", PrivacyLeakWarning, stacklevel=stacklevel + 1)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from dpconvex.exceptions import PrivacyLeakWarning
+from dpconvex.data.checks import warn_clipped_targets
 
 __all__ = ["encode_labels", "array_with_lengths", "dask_features", "dask_targets", "dask_real_targets",
            "dask_label_set", "dask_encoded_labels", "dask_largest_row_norm", "dask_clipped_targets", "dask_data"]
@@ -274,8 +274,8 @@ def dask_largest_row_norm(X) -> float:
 def dask_clipped_targets(y, label_bound: float, *, strict: bool) -> object:
     """``y`` clipped to [−label_bound, label_bound] on its cluster, as ``enforce_label_bound`` clips in memory.
 
-    The count of clipped targets is computed once and goes to a ``PrivacyLeakWarning`` (``strict``:
-    ``ValueError``); it never enters the certificate.
+    The count of clipped targets is computed once and goes to the in-memory rule's ``PrivacyLeakWarning``
+    (:func:`~dpconvex.data.checks.warn_clipped_targets`; ``strict``: ``ValueError``); it never enters the certificate.
 
     Parameters
     ----------
@@ -290,15 +290,8 @@ def dask_clipped_targets(y, label_bound: float, *, strict: bool) -> object:
     -------
     dask array
     """
-    import warnings
-
-
     count = int((abs(y) > label_bound).sum().compute())
-    if count:
-        message = f"{count} of {y.shape[0]} targets have |y| above label_bound={label_bound:g}"
-        if strict:
-            raise ValueError(message + "; with strict=True targets must satisfy |y| <= label_bound.")
-        warnings.warn(message + "; they were clipped to the bound.", PrivacyLeakWarning, stacklevel=4)
+    warn_clipped_targets(count, y.shape[0], label_bound, strict, stacklevel=4)
     return y.clip(-label_bound, label_bound)
 
 

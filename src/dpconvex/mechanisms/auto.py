@@ -122,6 +122,11 @@ class AutoChoice:
                 f"{self.l2_regularization:.3g} ({self.l2_rule}), by the least utility bound (rule and scores: the "
                 f"certificate's details)")
 
+    def noisy_sgd_options(self) -> dict[str, Any]:
+        """noisy_sgd's keywords for this configuration (Poisson batches, tail average), λ aside."""
+        return dict(batching="poisson", batch_size=self.chosen.batch_size, epochs=self.epochs,
+                    step_size=self.step_size, clip_norm=self.clip_norm, output="tail_average")
+
     def rule(self) -> str:
         """How the configuration was chosen, for the certificate's details."""
         clip = ("no clipping (G = L)" if self.clip_norm is None else
@@ -310,8 +315,7 @@ def plan(problem: Problem) -> AutoPlan:
         return AutoPlan(sco_train, sco_plan(dataclasses.replace(problem, l2_regularization=l2)), l2, note)
     choice = _choose(problem)
     chosen = noisy_sgd_plan(dataclasses.replace(problem, l2_regularization=choice.l2_regularization),
-                            batching="poisson", batch_size=choice.chosen.batch_size, epochs=choice.epochs,
-                            step_size=choice.step_size, clip_norm=choice.clip_norm, output="tail_average")
+                            **choice.noisy_sgd_options())
     if choice.harm is not None:
         warnings.warn(choice.harm, LowUtilityWarning, stacklevel=2)
     return AutoPlan(noisy_sgd_train, chosen, choice.l2_regularization, choice.reason(epsilon, target.delta),
