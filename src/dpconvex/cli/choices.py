@@ -25,7 +25,7 @@ DEFAULT_DELTA: float = 1e-8
 
 #: The private schema discovery's default share of the budget
 #: (:data:`dpconvex.datasets.private_release.DEFAULT_DISCOVERY_SHARE`): ``dpconvex train --discovery-share``'s default.
-DEFAULT_DISCOVERY_SHARE: float = 0.3
+DEFAULT_DISCOVERY_SHARE: float = 0.5
 
 #: ``dpconvex train --model``: each choice and the class of :mod:`dpconvex.estimators.linear_model` it trains.
 MODELS: dict[str, str] = {"logistic": "PrivateLogisticRegression", "huber": "PrivateHuberSVC",

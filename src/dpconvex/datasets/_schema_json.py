@@ -42,6 +42,7 @@ _JSON_SHAPES: dict[str, tuple[str, Any]] = {
     "other_slot": ("true or false", lambda v: isinstance(v, bool)),
     "numeric_fill": ('an object {"column": number}', lambda v: isinstance(v, dict) and all(map(_number, v.values()))),
     "data_dependent": ("true or false", lambda v: isinstance(v, bool)),
+    "provenance": ("a string or null", lambda v: v is None or isinstance(v, str)),
 }
 
 def check_json_shapes(spec: object) -> None:

@@ -97,7 +97,7 @@ def parse_numbers(series: pd.Series, missing_values: Sequence[str]) -> tuple[np.
     return values, missing, text[np.isnan(values) & ~missing]
 
 
-def numbers(series: pd.Series, column: str, missing_values: Sequence[str]) -> np.ndarray:
+def numbers(series: pd.Series, column: str, missing_values: Sequence[str], *, lenient: bool = False) -> np.ndarray:
     """Float values of a numerical column, NaN where a cell is missing (see :func:`parse_numbers`).
 
     Parameters
@@ -108,6 +108,9 @@ def numbers(series: pd.Series, column: str, missing_values: Sequence[str]) -> np
         The column's name, for the message.
     missing_values : sequence of str
         Cell texts that mean missing.
+    lenient : bool, default False
+        Read a non-numeric cell as missing instead of refusing it (a privately discovered schema,
+        :attr:`~dpconvex.datasets.schema.TabularSchema.discovered`).
 
     Returns
     -------
@@ -116,10 +119,10 @@ def numbers(series: pd.Series, column: str, missing_values: Sequence[str]) -> np
     Raises
     ------
     ValueError
-        Naming the column and some of its non-numeric values.
+        Naming the column and some of its non-numeric values (unless ``lenient``).
     """
     values, _, non_numeric = parse_numbers(series, missing_values)
-    if non_numeric.size:
+    if non_numeric.size and not lenient:
         raise ValueError(
             f"numerical column {column!r} has {non_numeric.size} non-numeric values "
             f"(e.g. {sorted(set(non_numeric))[:EXAMPLES]}); correct them, declare the column "

@@ -24,7 +24,7 @@ from dpconvex.datasets.labels import check_task
 from dpconvex.datasets.schema import DEFAULT_MISSING_VALUES, TabularSchema
 from dpconvex.exceptions import DataDependentPreprocessingWarning
 
-__all__ = ["read_csv"]
+__all__ = ["read_csv", "read_csv_cells"]
 
 #: The delimiters detected, in order of preference when the header line has as many of two.
 _DELIMITERS = ",;\t|"
@@ -99,7 +99,7 @@ def read_csv(
     if schema is None:
         if target is None:
             raise ValueError("read_csv needs either a schema or a target column name")
-        frame = _read_text(path)
+        frame = read_csv_cells(path)
         lookalikes: list[str] = []
         for column in frame.columns:
             if column != target:
@@ -124,10 +124,10 @@ def read_csv(
     ]:
         if given is not None and given != declared:
             raise ValueError(f"{name}={given!r} conflicts with the schema's {declared!r}")
-    frame = _read_text(path)
+    frame = read_csv_cells(path)
     for column in schema.numerical:
         if column in frame.columns:
-            frame[column] = numbers(frame[column], column, schema.missing_values)
+            frame[column] = numbers(frame[column], column, schema.missing_values, lenient=schema.discovered)
     return frame, schema
 
 
@@ -155,8 +155,28 @@ def _numeric_lookalike(series: pd.Series, column: str) -> str | None:
     return None
 
 
-def _read_text(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Every cell of a CSV file as text; UTF-8 with or without BOM; delimiter detected; shape checked."""
+def read_csv_cells(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Every cell of a CSV file as text, nothing parsed or inferred (the reading of :func:`read_csv`).
+
+    UTF-8 with or without byte-order mark; the delimiter detected; every record checked to have as
+    many fields as the header.  For private schema discovery
+    (:func:`~dpconvex.datasets.private_schema.discover_schema`), which reads the cells itself.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The CSV file.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Of strings (an empty cell is ``""``).
+
+    Raises
+    ------
+    ValueError
+        As :func:`read_csv` does for a file that is not UTF-8 text or not a CSV table.
+    """
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:
             sample = handle.read(1 << 16)

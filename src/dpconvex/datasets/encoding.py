@@ -83,6 +83,8 @@ def encode(frame: pd.DataFrame, schema: TabularSchema, row_norm: float = 1.0) ->
     categories (with a ``PrivacyLeakWarning`` giving the count and up to 5 of the values per
     column), goes to the column's ``<missing/other>`` feature. Each row is then scaled to L2 norm
     ``row_norm``; an all-zero row stays zero. Columns of ``frame`` not in the schema are ignored.
+    A privately discovered schema (:attr:`~dpconvex.datasets.schema.TabularSchema.discovered`) reads a
+    non-numeric cell of a numerical column as missing and gives neither warning.
 
     Parameters
     ----------
@@ -108,7 +110,7 @@ def encode(frame: pd.DataFrame, schema: TabularSchema, row_norm: float = 1.0) ->
     blocks: list[np.ndarray] = []
     clipped: dict[str, int] = {}
     for column, (lower, upper) in schema.numerical.items():
-        values = numbers(frame[column], column, schema.missing_values)
+        values = numbers(frame[column], column, schema.missing_values, lenient=schema.discovered)
         missing = np.isnan(values)
         if column in schema.numeric_fill:
             values = np.where(missing, schema.numeric_fill[column], values)
@@ -135,12 +137,12 @@ def encode(frame: pd.DataFrame, schema: TabularSchema, row_norm: float = 1.0) ->
         block = np.zeros((n, len(cats) + schema.other_slot))
         block[np.arange(n), codes] = 1.0
         blocks.append(block)
-    if clipped:
+    if clipped and not schema.discovered:
         per_column = "; ".join(outside_note(column, count, schema.numerical[column])
                                for column, count in clipped.items())
         warnings.warn(f"{sum(clipped.values())} numerical values lay outside their declared bounds and were clipped "
                       f"to them ({per_column})", PrivacyLeakWarning, stacklevel=3)
-    if others:
+    if others and not schema.discovered:
         warnings.warn(
             f"{sum(others.values())} categorical values were not among the declared categories "
             f"and went to their column's {OTHER_SLOT} feature (per column: {others}; values, up to "

@@ -10,18 +10,22 @@ from sklearn.model_selection import train_test_split
 
 from dpconvex.accounting._checks import check_open_unit
 from dpconvex.datasets.adult import ADULT_SCHEMA, load_adult
-from dpconvex.datasets.csv_reader import read_csv
-from dpconvex.datasets.labels import check_task
+from dpconvex.datasets.cells import require_columns, text_cells
+from dpconvex.datasets.csv_reader import read_csv, read_csv_cells
+from dpconvex.datasets.encoding import encode
+from dpconvex.datasets.labels import check_task, encode_labels
+from dpconvex.datasets.private_release import DEFAULT_DISCOVERY_SHARE, discover_for_release
+from dpconvex.datasets.private_schema import DiscoveryRecord
 from dpconvex.datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON, TabularSchema, preprocess
 from dpconvex.exceptions import DataDependentPreprocessingWarning
 
-__all__ = ["HELD_OUT_NOTE", "INFERRED_SCHEMA_REASON", "TrainTestSplit", "load_train_test"]
+__all__ = ["HELD_OUT_NOTE", "INFERRED_SCHEMA_REASON", "TrainTestSplit", "load_discovered_split", "load_train_test"]
 
 #: Why training on a CSV read without a schema has no guarantee (``{what}``: what was read).
 INFERRED_SCHEMA_REASON = (
-    "no schema was given, so {what} were read from the "
+    "the schema was read from the data (--schema-from-data), so {what} were read from the "
     "private data (a minimum, maximum or category can hinge on one record); declare them in a "
-    "schema file (--schema) to keep the guarantee"
+    "schema file (--schema), or leave both out to discover them privately, to keep the guarantee"
 )
 
 
@@ -56,8 +60,13 @@ class TrainTestSplit:
         schema, the target's min and max (read from the data: then ``reasons`` says so); None for
         classification.
     schema : TabularSchema
-        The schema that encoded the rows (UCI Adult's, the declared one, or the one inferred from the
-        file), to encode new rows the same way.
+        The schema that encoded the rows (UCI Adult's, the declared one, the one discovered privately
+        or the one inferred from the file), to encode new rows the same way.
+    discovery : DiscoveryRecord or None
+        What the private discovery of ``schema`` cost and the training's share of the budget
+        (:func:`load_discovered_split`); None for a declared or inferred schema.
+    notes : tuple of str
+        What the split left out of the held-out part, and why.
     """
 
     X_train: np.ndarray
@@ -68,6 +77,8 @@ class TrainTestSplit:
     reasons: tuple[str, ...]
     target_bounds: tuple[float, float] | None
     schema: TabularSchema
+    discovery: DiscoveryRecord | None = None
+    notes: tuple[str, ...] = ()
 
 
 def load_train_test(
@@ -155,5 +166,71 @@ def load_train_test(
         reasons = (DATA_DEPENDENT_SCHEMA_REASON,) if declared.data_dependent else ()
     X, y = preprocess(frame, used, allow_data_dependent=True)  # the reasons returned void the certificate
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=test_size, random_state=seed)
+    notes = () if used.provenance is None else (f"the schema was {used.provenance}",)
     return TrainTestSplit(X_train, X_test, y_train, y_test, classes=used.label_set or (), reasons=reasons,
-                          target_bounds=used.target_bounds, schema=used)
+                          target_bounds=used.target_bounds, schema=used, notes=notes)
+
+
+def load_discovered_split(csv: str, target: str, *, epsilon: float, delta: float,
+                          share: float = DEFAULT_DISCOVERY_SHARE, positive: str | None = None,
+                          test_size: float = 0.2, seed: int | None = None,
+                          task: str = "classification") -> TrainTestSplit:
+    """The :class:`TrainTestSplit` of a CSV file without a schema, its schema discovered privately on the training part.
+
+    The file's cells are read as text (:func:`~dpconvex.datasets.csv_reader.read_csv_cells`), split
+    as :func:`load_train_test` splits them (the same rows for the same ``seed``), and the schema is
+    discovered on the training rows only with ``share`` of (``epsilon``, ``delta``)
+    (:func:`~dpconvex.datasets.private_release.discover_for_release`); both parts are then encoded
+    with it (:func:`~dpconvex.datasets.encoding.encode`, leniently: a non-numeric cell of a
+    numerical column read as missing, unreleased categories in the ``<missing/other>`` feature).
+    The split's ``discovery`` carries the training's share; the held-out part drops its rows whose
+    label the discovery did not release (multi-class: ``notes`` counts them; they are not private,
+    as the held-out score is not).
+
+    Parameters
+    ----------
+    csv : str
+        The CSV file (with a header row).
+    target : str
+        The label column (a number for ``task="regression"``).
+    epsilon, delta : float
+        The whole release's budget, discovery and training.
+    share : float, default DEFAULT_DISCOVERY_SHARE
+        The discovery's share of μ² and of δ, in (0, 1).
+    positive : str, optional
+        A declared positive label (binary): the label set is then not discovered.
+    test_size : float, default 0.2
+        Held-out fraction, in (0, 1).
+    seed : int, optional
+        Seed of the split and of the discovery's noise (None: the noise from the operating system).
+    task : {"classification", "regression"}, default "classification"
+
+    Returns
+    -------
+    TrainTestSplit
+
+    Raises
+    ------
+    ValueError
+        If ``target`` is not a column, the discovery finds fewer than two labels or no target bounds,
+        or a training row has a label the discovery did not release (multi-class; declare the labels).
+    """
+    check_task(task, positive_label=positive)
+    check_open_unit(test_size, "test_size")
+    frame = read_csv_cells(csv)
+    require_columns(frame, [target])
+    train, test = train_test_split(frame, test_size=test_size, random_state=seed)
+    schema, record = discover_for_release(train, target, epsilon=epsilon, delta=delta, share=share,
+                                          random_state=seed, task=task, positive_label=positive)
+    notes: tuple[str, ...] = ()
+    if schema.classes is not None:
+        released = text_cells(test[target], schema.missing_values)[0]
+        unreleased = ~np.isin(released, schema.classes)
+        if unreleased.any():
+            test = test[~unreleased]
+            notes = (f"{int(unreleased.sum())} held-out rows have a label the private discovery did not release "
+                     "and are not scored",)
+    X_train, X_test = encode(train, schema), encode(test, schema)
+    y_train, y_test = encode_labels(train[target], schema), encode_labels(test[target], schema)
+    return TrainTestSplit(X_train, X_test, y_train, y_test, classes=schema.label_set or (), reasons=(),
+                          target_bounds=schema.target_bounds, schema=schema, discovery=record, notes=notes)

@@ -16,13 +16,15 @@ additive ``delta``.  Conventions: replace-one neighbours, n and the header publi
   (Gaussian thresholding).
 
 Budget (:func:`split_discovery_budget`): the k tasks (one type decision per undeclared column, one
-discovery per column, one for the target unless ``positive_label`` declares it) get equal μ²,
-μ_i = μ/√k, so Σμ_i² = μ²: by Dong, Roth, Su 2019 (arXiv:1905.02383) Thm 3.2 and Cor. 3.3 the
-adaptive composition is μ-GDP on the Gaussian parts.  Every task that may run a partition selection
-(undeclared and categorical columns, a classification target) gets δ_τ = ``delta``/(their number);
-the fresh-value events add their δ_τ (derivation in :mod:`dpconvex.datasets.private_counts`), so the
-discovery's δ(ε) ≤ δ_μ(ε) + ``delta`` for every ε.  Composed with a μ₂-GDP training run on the
-encoded data (the feature map is record by record once the schema is fixed), the pair has
+discovery per column, one for the target unless ``positive_label`` declares it) share μ² by
+weight (:data:`TYPE_WEIGHT` for a type decision, 1 for a column, :data:`TARGET_WEIGHT` for the
+target; fixed before any record is read), μ_i = μ·√(w_i/Σw), so Σμ_i² = μ²: by Dong, Roth, Su
+2019 (arXiv:1905.02383) Thm 3.2 and Cor. 3.3 the adaptive composition is μ-GDP on the Gaussian
+parts.  Every task that may run a partition selection (undeclared and categorical columns, a
+classification target) gets δ_τ = ``delta``/(their number); the fresh-value events add their δ_τ
+(derivation in :mod:`dpconvex.datasets.private_counts`), so the discovery's δ(ε) ≤ δ_μ(ε) +
+``delta`` for every ε.  Composed with a μ₂-GDP training run on the encoded data (the feature map
+is record by record once the schema is fixed), the pair has
 δ(ε) ≤ δ_{√(μ² + μ₂²)}(ε) + ``delta``: :meth:`DiscoveryRecord.epsilon`.
 
 The schema is not ``data_dependent`` (its reading is paid for); the record is the mark that it was
@@ -53,11 +55,20 @@ from dpconvex.datasets.private_counts import (
 )
 from dpconvex.datasets.tabular import DEFAULT_MISSING_VALUES, TabularSchema
 
-__all__ = ["DISCOVERY_THEOREM", "NUMERIC_SHARE", "TYPE_TASK", "DiscoveryRecord", "decide_numerical",
+__all__ = ["DISCOVERY_THEOREM", "NUMERIC_SHARE", "TARGET_WEIGHT", "TYPE_TASK", "TYPE_WEIGHT", "DiscoveryRecord",
+           "ReleaseBudget", "decide_numerical",
            "discover_schema", "split_discovery_budget"]
 
 #: Least share of the present cells that must parse as numbers for a column to be numerical.
-NUMERIC_SHARE = 0.9
+NUMERIC_SHARE = 0.5
+
+#: Weight (share of μ², against 1 for a column's discovery) of a column's type decision: its counts
+#: need only tell a share of numbers near 0 or 1 from :data:`NUMERIC_SHARE`, a margin of about n/2.
+TYPE_WEIGHT = 0.25
+
+#: Weight of the target's discovery (its label set or bounds): a classifier needs both labels, and
+#: the rarer one must pass the selection threshold.
+TARGET_WEIGHT = 4.0
 
 #: Suffix of the budget entry of a column's type decision (its discovery's entry is the column's name).
 TYPE_TASK = " (type)"
@@ -69,6 +80,35 @@ DISCOVERY_THEOREM = (
     "2020; Desfontaines et al. 2022) with an additive delta per selection, composed by Dong, Roth, Su 2019, "
     "Thm 3.2 and Cor. 3.3"
 )
+
+
+@dataclass(frozen=True)
+class ReleaseBudget:
+    """The split of a release's (ε, δ) between a private schema discovery and the training.
+
+    Built by :func:`~dpconvex.datasets.private_release.split_release_budget` (the rule is there).
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The whole release's budget.
+    share : float
+        The discovery's share of μ² and of δ.
+    discovery_mu : float
+        μ_d, the discovery's GDP parameter.
+    discovery_delta : float
+        δ_sel, the discovery's additive δ.
+    training_epsilon, training_delta : float
+        What the training run is asked for.
+    """
+
+    epsilon: float
+    delta: float
+    share: float
+    discovery_mu: float
+    discovery_delta: float
+    training_epsilon: float
+    training_delta: float
 
 
 @dataclass(frozen=True)
@@ -90,6 +130,10 @@ class DiscoveryRecord:
         Column -> why it is not in the schema (its discovery found nothing).
     theorem : str
         The theorems behind the guarantee (:data:`DISCOVERY_THEOREM`).
+    release : ReleaseBudget or None
+        When the discovery is one part of a release's budget
+        (:func:`~dpconvex.datasets.private_release.discover_for_release`): the split, with what the
+        training run is asked for; None otherwise.
     """
 
     mu: float
@@ -98,6 +142,7 @@ class DiscoveryRecord:
     selection_delta: float = 0.0
     dropped: dict[str, str] = field(default_factory=dict)
     theorem: str = DISCOVERY_THEOREM
+    release: ReleaseBudget | None = None
 
     @property
     def shares(self) -> dict[str, float]:
@@ -132,8 +177,9 @@ class DiscoveryRecord:
         return gdp_epsilon(left, self.combined_mu(training_mu))
 
 
-def split_discovery_budget(columns: Sequence[str], mu_total: float) -> dict[str, float]:
-    """Equal μ² per task: μ_i = μ/√k for k tasks, so Σμ_i² = μ² (μ = ``mu_total``).
+def split_discovery_budget(columns: Sequence[str], mu_total: float,
+                           weights: Sequence[float] | None = None) -> dict[str, float]:
+    """μ² in proportion to the tasks' weights: μ_i = μ·√(w_i/Σw), so Σμ_i² = μ² (μ = ``mu_total``).
 
     Parameters
     ----------
@@ -141,6 +187,8 @@ def split_discovery_budget(columns: Sequence[str], mu_total: float) -> dict[str,
         The tasks (distinct names, e.g. columns), at least one.
     mu_total : float
         GDP parameter of the whole discovery, > 0.
+    weights : sequence of float, optional
+        One positive weight per task; None: equal weights (μ_i = μ/√k for k tasks).
 
     Returns
     -------
@@ -151,7 +199,10 @@ def split_discovery_budget(columns: Sequence[str], mu_total: float) -> dict[str,
     mu_total = check_positive(mu_total, "mu_total")
     if not tasks or len(set(tasks)) != len(tasks):
         raise ValueError(f"columns must be at least one distinct name; got {tasks}")
-    return {task: mu_total / math.sqrt(len(tasks)) for task in tasks}
+    shares = np.ones(len(tasks)) if weights is None else np.asarray(weights, dtype=float)
+    if shares.shape != (len(tasks),) or not np.all(np.isfinite(shares) & (shares > 0)):
+        raise ValueError(f"weights must be one positive finite number per task ({len(tasks)}); got {weights!r}")
+    return {task: mu_total * math.sqrt(w / math.fsum(shares)) for task, w in zip(tasks, shares)}
 
 
 def decide_numerical(series: pd.Series, *, mu: float, share: float = NUMERIC_SHARE,
@@ -286,7 +337,8 @@ def discover_schema(frame: pd.DataFrame, target: str | None, *, mu: float, delta
     target_task, target_selects = _target_tasks(target, task, positive_label)
     undecided = [c for c in features if c not in cats and c not in nums]
     tasks = [c + TYPE_TASK for c in undecided] + features + ([str(target)] if target_task else [])
-    budget = split_discovery_budget(tasks, mu)
+    weights = [TYPE_WEIGHT] * len(undecided) + [1.0] * len(features) + ([TARGET_WEIGHT] if target_task else [])
+    budget = split_discovery_budget(tasks, mu, weights)
     selections = len(undecided) + len(cats) + int(target_selects)
     selection_delta = delta / selections if selections else 0.0
     rng = make_rng(random_state)
@@ -324,9 +376,11 @@ def discover_schema(frame: pd.DataFrame, target: str | None, *, mu: float, delta
         text, missing = text_cells(frame[target], DEFAULT_MISSING_VALUES)
         positive_label, classes = _labels(target, select_partitions(
             text[~missing], mu=budget[target], delta=selection_delta, random_state=rng))
+    provenance = (f"discovered privately by dpconvex: {mu:.6g}-GDP plus delta {delta if selections else 0.0:.6g} "
+                  "(a release of its own: count it with the models trained on the same records)")
     schema = TabularSchema(target, positive_label, categorical, numerical, other_slot=True,
                            numeric_fill={column: lower for column, (lower, _) in numerical.items()},
-                           classes=classes, target_bounds=bounds)
+                           classes=classes, target_bounds=bounds, provenance=provenance)
     record = DiscoveryRecord(mu=mu, delta=delta if selections else 0.0, budget=budget,
                              selection_delta=selection_delta, dropped=dropped)
     return schema, record

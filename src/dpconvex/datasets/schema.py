@@ -81,6 +81,11 @@ class TabularSchema:
         Regression schema: the declared (public) range ``(lower, upper)`` of the numeric target,
         finite, ``lower < upper``; :func:`~dpconvex.datasets.tabular.preprocess` parses each target
         cell as a number and clips it into this range. None for a classification or features-only schema.
+    provenance : str or None, default None
+        Where a schema that is not declared by hand came from, e.g. a private discovery's guarantee
+        (:func:`~dpconvex.datasets.private_schema.discover_schema`): a model trained with it later
+        certifies its own run only, and its certificate notes that the discovery was a release of its own.
+        Written to JSON only when set.
 
     Notes
     -----
@@ -116,6 +121,7 @@ class TabularSchema:
     numeric_fill: dict[str, float] = field(default_factory=dict)
     classes: tuple[str, ...] | None = None
     target_bounds: tuple[float, float] | None = None
+    provenance: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.positive_label, Mapping):  # the categories passed positionally, positive_label omitted
@@ -158,6 +164,8 @@ class TabularSchema:
             raise ValueError(f"columns declared both categorical and numerical: {overlap}")
         if self.target in categorical or self.target in numerical:
             raise ValueError(f"target column {self.target!r} is also declared as a feature")
+        if self.provenance is not None and not isinstance(self.provenance, str):
+            raise ValueError(f"provenance must be a string or None; got {self.provenance!r}")
         for name in ("data_dependent", "other_slot"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}")
@@ -178,6 +186,18 @@ class TabularSchema:
     def columns(self) -> list[str]:
         """Feature columns in feature order: numerical first, then categorical."""
         return [*self.numerical, *self.categorical]
+
+    @property
+    def discovered(self) -> bool:
+        """Whether the schema has a ``provenance`` (a private discovery): then it is read leniently.
+
+        A non-numeric cell of a numerical column is read as missing (a discovered column may hold a
+        few texts such as ``"NA"``), and values outside the bounds or categories are clipped or sent
+        to ``<missing/other>`` without the :class:`~dpconvex.exceptions.PrivacyLeakWarning` that
+        names them (they are the rare values the discovery withheld):
+        :func:`~dpconvex.datasets.encoding.encode` and :func:`~dpconvex.datasets.read_csv`.
+        """
+        return self.provenance is not None
 
     @property
     def task(self) -> str | None:
@@ -202,7 +222,7 @@ class TabularSchema:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON-compatible dictionary described in the class docstring."""
-        return {
+        spec = {
             "target": self.target,
             "positive_label": self.positive_label,
             "classes": None if self.classes is None else list(self.classes),
@@ -214,6 +234,7 @@ class TabularSchema:
             "numeric_fill": dict(self.numeric_fill),
             "data_dependent": self.data_dependent,
         }
+        return spec if self.provenance is None else {**spec, "provenance": self.provenance}
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> TabularSchema:
@@ -235,6 +256,7 @@ class TabularSchema:
             missing_values=spec.get("missing_values", DEFAULT_MISSING_VALUES),
             other_slot=spec.get("other_slot", False),
             numeric_fill=dict(spec.get("numeric_fill", {})),
+            provenance=spec.get("provenance"),
         )
 
     @classmethod

@@ -40,7 +40,8 @@ from dpconvex.estimators.dask_fit import (
     dask_targets,
     encode_labels,
 )
-from dpconvex.estimators.params import CLASSES_RULES, COMMON_CONSTRAINTS, validate_params
+from dpconvex.estimators.params import CLASSES_RULES, COMMON_CONSTRAINTS, PRIVATE_CLASSES_RULES, validate_params
+from dpconvex.estimators.private_classes import fit_with_private_classes
 from dpconvex.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpconvex.mechanisms import REGISTRY
 from dpconvex.mechanisms.auto import AutoPlan
@@ -316,13 +317,15 @@ class PrivateClassifier(ClassifierMixin, PrivateLinearModel):
         The sorted label set (declared, or read from y), besides those of :class:`PrivateLinearModel`.
     """
 
-    _parameter_constraints: dict = {**COMMON_CONSTRAINTS, "classes": CLASSES_RULES}
+    _parameter_constraints: dict = {**COMMON_CONSTRAINTS, "classes": PRIVATE_CLASSES_RULES}
 
     def _multiclass_loss(self, n_classes: int) -> Loss:
         raise NotImplementedError
 
     def fit(self, X, y):
         """Fit on X (n, d) and labels y (any hashable, sortable type; two or more classes); returns self."""
+        if isinstance(self.classes, str) and self.classes == "private":  # released first, composed in
+            return fit_with_private_classes(self, X, y)
         X, y, leaks = self._validated_rows(X, y)
         if is_dask_collection(y):
             self.classes_, from_y = dask_label_set(y, None if self.classes is None else self._declared_classes())

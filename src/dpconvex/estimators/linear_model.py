@@ -84,7 +84,7 @@ default="auto"
         Learn an intercept, as a constant feature equal to ``data_norm``; the certificate then uses
         the augmented norm bound √2·data_norm, which doubles the noise variance.  Off by default:
         one-hot encoded data (as :func:`dpconvex.datasets.load_adult`) already spans a constant.
-    classes : None or sequence of at least two labels, default=None
+    classes : None, "private" or sequence of at least two labels, default=None
         The label set (any sortable label type, e.g. strings), declared in advance; ``classes_``
         holds it sorted.  Two classes: binary logistic regression, the second label positive.
         K ≥ 3: multinomial (softmax) logistic regression on a d×K parameter
@@ -94,7 +94,11 @@ default="auto"
         with no example of its own).  ``None`` reads the labels from the private ``y`` (one record
         can change the set, e.g. when a class has a single record), so, like
         ``data_norm="from_data"``, the certificate says ε = inf with the reason and ``fit`` emits a
-        ``PrivacyLeakWarning``; ``y`` must then hold at least two classes.
+        ``PrivacyLeakWarning``; ``y`` must then hold at least two classes.  ``"private"`` releases
+        the set by partition selection on ``y`` with a tenth of the budget and composes it with the
+        fit (:mod:`dpconvex.estimators.private_classes`): the certificate stays within (ε, δ); a
+        label with too few records (about 190 at ε = 1, δ = 1e-8) is not released and its records
+        are refused; in memory only.
     strict : bool, default=False
         Raise instead of clipping rows above ``data_norm``.
     random_state : None, int or Generator, default=None

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import RegressorMixin
 
-from dpconvex.estimators.base import CLASSES_RULES, COMMON_CONSTRAINTS, PrivateClassifier, PrivateLinearModel
-from dpconvex.estimators.params import Interval, Options
+from dpconvex.estimators.base import COMMON_CONSTRAINTS, PrivateClassifier, PrivateLinearModel
+from dpconvex.estimators.params import PRIVATE_CLASSES_RULES, Interval, Options
 from dpconvex.objectives.constraints import L2Ball, Unconstrained
 from dpconvex.objectives.losses import AbsoluteErrorLoss, HingeLoss, Loss
 from dpconvex.objectives.multiclass import OneVsRestLoss
@@ -76,9 +76,9 @@ class PrivateLinearSVC(_NonSmoothModel, PrivateClassifier):
         mechanisms refuse it.
     step_size : float or "auto", default="auto"
         η; ``"auto"`` is Arora et al. Thm 6's D/(√n(L + σ√d)).
-    classes : None or sequence of at least two labels, default=None
+    classes : None, "private" or sequence of at least two labels, default=None
         As in :class:`~dpconvex.estimators.linear_model.PrivateLogisticRegression`: declare the label set to keep
-        the guarantee
+        the guarantee, or release it privately with ``"private"``
         (``None`` reads it from ``y`` and voids it, ε = inf).  K ≥ 3 classes train the K
         one-vs-rest hinge models at once (:class:`~dpconvex.objectives.multiclass.OneVsRestLoss`).
 
@@ -91,7 +91,7 @@ class PrivateLinearSVC(_NonSmoothModel, PrivateClassifier):
     :class:`~dpconvex.estimators.model_selection.PrivateHuberSVCCV` (a smooth SVM) to choose λ privately.
     """
 
-    _parameter_constraints = {**_NONSMOOTH_CONSTRAINTS, "classes": CLASSES_RULES}
+    _parameter_constraints = {**_NONSMOOTH_CONSTRAINTS, "classes": PRIVATE_CLASSES_RULES}
 
     def __init__(self, *, epsilon=1.0, delta=1e-8, data_norm=1.0, radius=1.0, l2_regularization=0.0,
                  method="auto", step_size="auto", fit_intercept=False, classes=None, strict=False,

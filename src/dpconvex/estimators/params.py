@@ -18,7 +18,8 @@ import numpy as np
 from dpconvex.mechanisms import METHODS
 from dpconvex.privacy.ledger import PrivacyLedger
 
-__all__ = ["Interval", "Options", "Instance", "validate_params", "COMMON_CONSTRAINTS", "CLASSES_RULES"]
+__all__ = ["Interval", "Options", "Instance", "validate_params", "COMMON_CONSTRAINTS", "CLASSES_RULES",
+           "PRIVATE_CLASSES_RULES"]
 
 
 @dataclass(frozen=True)
@@ -130,5 +131,8 @@ COMMON_CONSTRAINTS = {
     "ledger_partition": [Options((None,)), Instance((str,))],
 }
 
-#: The classifiers' ``classes``: None (read from y) or a sequence of at least two distinct labels.
+#: The ``…CV`` classifiers' ``classes``: None (read from y) or a sequence of at least two distinct labels.
 CLASSES_RULES = [Options((None,)), Instance((list, tuple, np.ndarray))]
+#: The single-fit classifiers' ``classes``: also ``"private"`` (released privately:
+#: :mod:`dpconvex.estimators.private_classes`).
+PRIVATE_CLASSES_RULES = [Options((None, "private")), Instance((list, tuple, np.ndarray))]

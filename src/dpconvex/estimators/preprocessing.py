@@ -39,6 +39,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpconvex.data.checks import is_dask_collection, mark_data_dependent
 from dpconvex.datasets.encoding import encode, feature_names, require_columns
+from dpconvex.datasets.private_counts import RandomState
+from dpconvex.datasets.private_release import DEFAULT_DISCOVERY_SHARE, compose_discovery, discover_for_release
+from dpconvex.datasets.private_schema import DiscoveryRecord
 from dpconvex.datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON, TabularSchema, check_data_dependent
 from dpconvex.estimators.params import Instance, Interval, Options, validate_params
 from dpconvex.exceptions import DataDependentPreprocessingWarning
@@ -67,6 +70,9 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
     row_norm : float, default 1.0
         L2 norm of every output row (an all-zero row stays zero); match the estimator's
         ``data_norm``.
+    discovery : DiscoveryRecord or None, default None
+        Set by :meth:`discover`: what the private discovery of ``schema`` cost. :meth:`certify` then
+        composes it with the model's certificate.
     allow_data_dependent : bool, default False
         A schema with ``data_dependent=True`` (read from the data, e.g. by
         :meth:`from_dataframe`) is refused by ``fit`` unless this is True. Whoever opts in
@@ -102,12 +108,15 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
         "schema": [Instance((TabularSchema,))],
         "row_norm": [Interval(0.0, np.inf, "neither")],
         "allow_data_dependent": [Options((True, False))],
+        "discovery": [Options((None,)), Instance((DiscoveryRecord,))],
     }
 
-    def __init__(self, schema: TabularSchema, *, row_norm: float = 1.0, allow_data_dependent: bool = False) -> None:
+    def __init__(self, schema: TabularSchema, *, row_norm: float = 1.0, allow_data_dependent: bool = False,
+                 discovery: DiscoveryRecord | None = None) -> None:
         self.schema = schema
         self.row_norm = row_norm
         self.allow_data_dependent = allow_data_dependent
+        self.discovery = discovery
 
     def fit(self, X: pd.DataFrame, y: Any = None) -> PublicSchemaTransformer:
         """Check the parameters and that ``X`` has the schema's columns; learn nothing else.
@@ -214,7 +223,10 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
 
         ``certificate`` itself for a declared schema; for a data-dependent one (e.g. from
         :meth:`from_dataframe`) a copy without guarantee (ε = inf) saying why
-        (:meth:`~dpconvex.privacy.certificate.PrivacyCertificate.without_guarantee`).
+        (:meth:`~dpconvex.privacy.certificate.PrivacyCertificate.without_guarantee`); for a privately
+        discovered one (:meth:`discover`) the composition of the discovery and the model
+        (:func:`~dpconvex.datasets.private_release.compose_discovery`), at δ = the model's δ plus the
+        discovery's additive δ.
 
         Parameters
         ----------
@@ -227,7 +239,52 @@ class PublicSchemaTransformer(TransformerMixin, BaseEstimator):
         """
         if self.schema.data_dependent:
             return certificate.without_guarantee(DATA_DEPENDENT_SCHEMA_REASON)
+        if self.discovery is not None:
+            return compose_discovery(certificate, self.discovery)
         return certificate
+
+    @classmethod
+    def discover(cls, frame: pd.DataFrame, target: str | None = None, *, epsilon: float, delta: float,
+                 share: float = DEFAULT_DISCOVERY_SHARE, random_state: RandomState = None,
+                 **options: Any) -> PublicSchemaTransformer:
+        """A transformer whose schema is discovered privately from ``frame``, with ``share`` of (ε, δ).
+
+        :func:`~dpconvex.datasets.private_release.discover_for_release`: the columns' types (unless
+        declared), the numerical columns' bounds, the categories and, with ``target``, the label set
+        (or a regression target's bounds), each by a Gaussian mechanism; a column whose discovery finds
+        nothing is left out (``discovery.dropped`` says why).  Train the model with
+        ``epsilon=transformer.discovery.release.training_epsilon`` and
+        ``delta=transformer.discovery.release.training_delta``; :meth:`certify` then gives the release's
+        one certificate, at most (``epsilon``, ``delta``) for a GDP-certified model and otherwise what
+        the composition gives (:func:`~dpconvex.estimators.discovered_fit.fit_with_discovery` fits
+        within the budget whatever the model).  Docs: docs/tabular-data.md.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            The private training records, as text or numbers (the header and the number of rows are public).
+        target : str, optional
+            The label column, left out of the features.
+        epsilon, delta : float
+            The whole release's budget (discovery and training): ε > 0, δ in (0, 1).
+        share : float, default DEFAULT_DISCOVERY_SHARE
+            The discovery's share of μ² and of δ, in (0, 1).
+        random_state : None, int, numpy.random.Generator or numpy.random.RandomState, default None
+            Source of the noise; None (for a release) draws from the operating system's entropy.
+        **options
+            ``categorical_columns``, ``numerical_columns``, ``task``, ``positive_label``, ``quantiles``
+            (:func:`~dpconvex.datasets.private_schema.discover_schema`), and ``row_norm``.
+
+        Returns
+        -------
+        PublicSchemaTransformer
+        """
+        if not isinstance(frame, pd.DataFrame):
+            raise ValueError(f"frame must be a pandas DataFrame; got {type(frame).__name__}")
+        row_norm = options.pop("row_norm", 1.0)
+        schema, record = discover_for_release(frame, target, epsilon=epsilon, delta=delta, share=share,
+                                              random_state=random_state, **options)
+        return cls(schema, row_norm=row_norm, discovery=record)
 
     @classmethod
     def from_dataframe(cls, frame: pd.DataFrame, target: str | None = None, **params: Any) -> PublicSchemaTransformer:

@@ -31,6 +31,11 @@ The curves (:class:`PrivacyCurve`, ``kind``)
     perturbation's mixture curve, private selection, a certificate combined with a private mean,
     a void certificate).  Composes by basic composition.
 
+A certificate combined with a private mean (``intercept_epsilon`` in its assumptions) certifies a
+pair as a whole; :func:`certificate_parts` splits it back into its two releases, the Laplace
+mean's pure (ε₁, 0) pair and the model's own curve, which compose more tightly with other curves
+than the pair does (the model's ε is the certificate's minus ε₁, rounded up).
+
 Events (:func:`to_dp_event`) and the neighbouring relation
 -----------------------------------------------------------
 Our certificates are for replace-one neighbours.  dp-accounting's PLD accountant models
@@ -56,6 +61,7 @@ reproduces a guarantee only together with the relation it is accounted under:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -67,12 +73,13 @@ from dpconvex.accounting import gdp
 from dpconvex.accounting import noisy_sgd_bounds as nb
 from dpconvex.accounting.composition import poisson_replace_one_rdp, zcdp_rho
 from dpconvex.accounting.rdp import CONVERSIONS, DEFAULT_ORDERS
+from dpconvex.accounting.rounding import round_up
 
 if TYPE_CHECKING:  # read by attribute only: the report page (which the certificate imports) builds on this module
     from dpconvex.privacy.certificate import PrivacyCertificate
 
 __all__ = ["GDP_CONVERSIONS", "KINDS", "LINEAR_RDP_BOUNDS", "PLD_INTERVAL", "PrivacyCurve", "certificate_curve",
-           "pld_epsilon", "to_dp_event"]
+           "certificate_parts", "pld_epsilon", "to_dp_event"]
 
 #: The kinds of :class:`PrivacyCurve`.
 KINDS = ("gdp", "poisson", "zcdp", "pair")
@@ -196,6 +203,34 @@ def certificate_curve(certificate: PrivacyCertificate) -> PrivacyCurve:
     if c.mechanism == "noisy_gd" and c.conversion in CONVERSIONS and c.bound in LINEAR_RDP_BOUNDS and epsilon > 0:
         return PrivacyCurve("zcdp", rho=zcdp_rho(epsilon, delta, conversion=c.conversion)[0], **pair)
     return PrivacyCurve("pair", **pair)
+
+
+def certificate_parts(certificate: PrivacyCertificate) -> tuple[PrivacyCurve, ...]:
+    """The curves of the releases ``certificate`` composes: its own curve, or a private mean's two parts.
+
+    A certificate built by :func:`~dpconvex.mechanisms.private_mean.compose_with_mean` (ε = ε₁ + ε_model,
+    ``intercept_epsilon`` = ε₁ in its assumptions, ``bound`` prefixed ``"private mean + "``) gives the
+    Laplace mean's pure pair (ε₁, 0) and :func:`certificate_curve` of the model's certificate, rebuilt
+    with ε_model = ε − ε₁ rounded up (:func:`~dpconvex.accounting.rounding.round_up`: the subtraction
+    may lose the last bits) and the model's own bound.  Any other certificate gives its one curve.
+
+    Parameters
+    ----------
+    certificate : PrivacyCertificate
+
+    Returns
+    -------
+    tuple of PrivacyCurve
+        Whose composition the certificate certifies.
+    """
+    c = certificate
+    intercept = c.assumptions.get("intercept_epsilon")
+    if intercept is None or not math.isfinite(c.epsilon):
+        return (certificate_curve(c),)
+    model = dataclasses.replace(
+        c, epsilon=round_up(max(c.epsilon - intercept, 0.0)), bound=c.bound.removeprefix("private mean + "),
+        assumptions={k: v for k, v in c.assumptions.items() if not k.startswith("intercept")})
+    return PrivacyCurve.pair(float(intercept), 0.0), certificate_curve(model)
 
 
 def _poisson_parameters(c: PrivacyCertificate) -> dict[str, Any]:
