@@ -204,7 +204,8 @@ def test_train_csv_without_schema_reports_no_guarantee(tmp_path, capsys):
     """Bounds and categories read from the file: epsilon = inf ("inf" in JSON), with the reason."""
     data = _write_csv(tmp_path / "data.csv")
     with pytest.warns(DataDependentPreprocessingWarning):
-        payload = _run_json(capsys, ["train", "--csv", str(data), "--target", "label", "--json", "--seed", "0"])
+        payload = _run_json(capsys, ["train", "--csv", str(data), "--target", "label", "--schema-from-data", "--json",
+                                             "--seed", "0"])
     certificate = _check_train_payload(payload, epsilon_bound=None)
     assert payload["epsilon"] == certificate["epsilon"] == certificate["composition_epsilon"] == "inf"
     assert set(certificate["candidates"].values()) == {"inf"}

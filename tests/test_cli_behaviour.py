@@ -222,7 +222,7 @@ def test_small_held_out_note_goes_to_stderr_with_json(tmp_path, capsys):
 def test_warnings_name_their_category_not_a_file(tmp_path):
     """A CSV without a schema warns (DataDependentPreprocessingWarning): one dpconvex line, no path of the library."""
     data, _ = _write_table(tmp_path, 40)
-    done = _run(["train", "--csv", str(data), "--target", "label", "--seed", "0"])
+    done = _run(["train", "--csv", str(data), "--target", "label", "--schema-from-data", "--seed", "0"])
     assert done.returncode == 0, done.stderr
     assert "dpconvex: warning: DataDependentPreprocessingWarning: TabularSchema.infer read" in done.stderr
     assert ".py:" not in done.stderr and "warnings.warn" not in done.stderr

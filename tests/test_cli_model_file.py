@@ -265,8 +265,8 @@ def test_train_out_without_a_schema_saves_a_void_certificate_and_the_inferred_sc
     data, _ = _write_table(tmp_path)
     model_path = tmp_path / "model.json"
     with pytest.warns(Warning):
-        status, out, err = _run(capsys, ["train", "--csv", str(data), "--target", "label", "--seed", "0",
-                                         "--out", str(model_path), "--json"])
+        status, out, err = _run(capsys, ["train", "--csv", str(data), "--target", "label", "--schema-from-data",
+                                         "--seed", "0", "--out", str(model_path), "--json"])
     assert status == 0, err
     assert json.loads(out)["model_file"] == str(model_path)
     model = load_model(model_path)

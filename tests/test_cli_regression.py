@@ -109,7 +109,8 @@ def test_regression_prints_r2_and_the_small_held_out_note(tmp_path, capsys):
 def test_regression_without_a_schema_has_no_guarantee(tmp_path, capsys):
     data, _ = _write(tmp_path)
     with pytest.warns(DataDependentPreprocessingWarning, match="target bounds"):
-        payload = _json(capsys, ["train", "--csv", data, "--target", "progression", "--model", "ridge", "--seed", "0"])
+        payload = _json(capsys, ["train", "--csv", data, "--target", "progression", "--model", "ridge",
+                                   "--schema-from-data", "--seed", "0"])
     assert payload["epsilon"] == "inf" and math.isfinite(payload["test_r2"])
     assert any(note.startswith(NO_GUARANTEE) and "target bounds" in note for note in payload["certificate"]["notes"])
 

@@ -99,15 +99,17 @@ def _fit(cls, **params) -> tuple[float, list[str]]:
 
 # ----------------------------------------------------------------------------- the paths
 def _csv_without_schema(tmp_path, capsys):
-    return _cli(["--csv", str(_write_csv(tmp_path)), "--target", "label", "--positive", "yes"], capsys)
+    return _cli(["--csv", str(_write_csv(tmp_path)), "--target", "label", "--positive", "yes",
+                 "--schema-from-data"], capsys)
 
 
 def _csv_without_schema_text(tmp_path, capsys):
-    return _cli(["--csv", str(_write_csv(tmp_path)), "--target", "label", "--positive", "yes"], capsys, as_json=False)
+    return _cli(["--csv", str(_write_csv(tmp_path)), "--target", "label", "--positive", "yes",
+                 "--schema-from-data"], capsys, as_json=False)
 
 
 def _csv_without_schema_or_positive(tmp_path, capsys):
-    return _cli(["--csv", str(_write_csv(tmp_path)), "--target", "label"], capsys)
+    return _cli(["--csv", str(_write_csv(tmp_path)), "--target", "label", "--schema-from-data"], capsys)
 
 
 def _schema_says_data_dependent(tmp_path, capsys):
@@ -140,9 +142,11 @@ def _classes_from_y(cls):
 #: (id, run(tmp_path, capsys) -> (ε, notes), warning category, text the no-guarantee note must contain)
 VOIDING = [
     ("cli-csv-without-schema", _csv_without_schema, DataDependentPreprocessingWarning,
-     "no schema was given, so the category sets and numeric bounds were read from the private data"),
+     "the schema was read from the data (--schema-from-data), so the category sets and numeric bounds were read "
+     "from the private data"),
     ("cli-csv-without-schema-text", _csv_without_schema_text, DataDependentPreprocessingWarning,
-     "no schema was given, so the category sets and numeric bounds were read from the private data"),
+     "the schema was read from the data (--schema-from-data), so the category sets and numeric bounds were read "
+     "from the private data"),
     ("cli-csv-without-schema-positive-inferred", _csv_without_schema_or_positive, DataDependentPreprocessingWarning,
      "the category sets, numeric bounds and positive label were read from the private data"),
     ("cli-schema-data-dependent-true", _schema_says_data_dependent, DataDependentPreprocessingWarning,

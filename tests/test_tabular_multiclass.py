@@ -222,7 +222,7 @@ def test_cli_refuses_a_label_outside_the_declared_classes(tmp_path, capsys) -> N
 def test_cli_refuses_one_class_without_a_schema(tmp_path, capsys) -> None:
     data = tmp_path / "one.csv"
     data.write_text("age,label\n30,yes\n40,yes\n")
-    err = _train_error(capsys, "--csv", str(data), "--target", "label")
+    err = _train_error(capsys, "--csv", str(data), "--target", "label", "--schema-from-data")
     assert "target column 'label'" in err and "two classes" in err
 
 
@@ -250,7 +250,8 @@ def test_cli_refuses_invalid_classes_in_the_schema_file(tmp_path, capsys) -> Non
 
 def test_cli_binary_on_a_multi_class_target_with_positive(capsys) -> None:
     with pytest.warns(DataDependentPreprocessingWarning):
-        payload = _train(capsys, "--csv", str(SURVEY), "--target", "plan", "--positive", "premium")
+        payload = _train(capsys, "--csv", str(SURVEY), "--target", "plan", "--positive", "premium",
+                         "--schema-from-data")
     assert payload["classes"] == ["-1", "1"] and payload["n_classes"] == 2
     assert payload["n_train"] + payload["n_test"] == 120
 
@@ -282,7 +283,7 @@ def test_cli_trains_the_one_vs_rest_models(capsys, model) -> None:
 
 def test_cli_without_a_schema_reads_the_classes_and_voids_the_guarantee(capsys) -> None:
     with pytest.warns(DataDependentPreprocessingWarning):
-        payload = _train(capsys, "--csv", str(SURVEY), "--target", "plan")
+        payload = _train(capsys, "--csv", str(SURVEY), "--target", "plan", "--schema-from-data")
     assert payload["classes"] == ["basic", "plus", "premium"] and payload["epsilon"] == "inf"
     assert _voided(payload["certificate"])
     assert any("label set (classes)" in note for note in payload["certificate"]["notes"])
@@ -349,7 +350,7 @@ def test_adult_export_trains_seven_marital_statuses_with_a_declared_schema(tmp_p
 def test_adult_export_trains_five_races_without_a_schema(tmp_path, capsys) -> None:
     data = _adult_export(tmp_path)
     with pytest.warns(DataDependentPreprocessingWarning):
-        payload = _train(capsys, "--csv", str(data), "--target", "race")
+        payload = _train(capsys, "--csv", str(data), "--target", "race", "--schema-from-data")
     assert sorted(payload["classes"]) == payload["classes"] and payload["n_classes"] == 5
     assert set(payload["classes"]) == set(pd.read_csv(data, dtype=str)["race"])
     assert payload["epsilon"] == "inf" and _voided(payload["certificate"])

@@ -30,7 +30,8 @@ DEFAULT_MARKER = re.compile(r"%\(default\)|\(default[: ]|\bdefault:")
 MIN_HELD_OUT = 30
 
 #: ``train`` options that describe the user's data file, with the attribute argparse stores them under.
-_DATA_OPTIONS = {"--schema": "schema", "--target": "target", "--positive": "positive"}
+_DATA_OPTIONS = {"--schema": "schema", "--target": "target", "--positive": "positive", "--save-schema": "save_schema",
+                 "--discovery-share": "discovery_share"}
 
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from dpconvex.cli.choices import (
     DEFAULT_DELTA,
+    DEFAULT_DISCOVERY_SHARE,
     DEFAULT_EPSILON,
     METHODS,
     MODELS,
@@ -42,7 +43,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     sub : argparse._SubParsersAction
         The subcommands of the ``dpconvex`` parser.
     """
-    from dpconvex.cli.main import _positive_float, _positive_int
+    from dpconvex.cli.main import _open_unit_float, _positive_float, _positive_int
 
     p = sub.add_parser("train", help="train a private model and print its held-out score and certificate")
     p.add_argument("--dataset", default="adult", choices=["adult"], help="embedded dataset (ignored with --csv)")
@@ -52,8 +53,17 @@ def add_train(sub: argparse._SubParsersAction) -> None:
                    "without it and without --schema, a target with more than two values trains a multi-class model")
     p.add_argument("--schema", help="with --csv: JSON schema with category sets, numeric bounds and the label set "
                    "(positive_label, or classes for multi-class, or target_bounds [lower, upper] of a numeric "
-                   "target for --model ridge or lad; without one they are read from the data: no guarantee, "
-                   "epsilon = inf)")
+                   "target for --model ridge or lad); without one they are discovered privately from the "
+                   "training rows with --discovery-share of the budget, and the certificate covers both")
+    p.add_argument("--discovery-share", type=_open_unit_float, default=None,
+                   help="with --csv and no --schema: the private schema discovery's share of the budget (of mu^2 "
+                        f"and of delta; default {DEFAULT_DISCOVERY_SHARE}, docs/tabular-data.md)")
+    p.add_argument("--save-schema", metavar="PATH",
+                   help="with --csv and no --schema: write the discovered schema to this JSON file, to declare it "
+                        "with --schema in later runs (it is part of this run's release)")
+    p.add_argument("--schema-from-data", action="store_true",
+                   help="with --csv and no --schema: read the category sets, bounds and labels from the data "
+                        "instead of discovering them privately: NO guarantee (epsilon = inf)")
     p.add_argument("--parquet", help="a directory of Parquet files (or one file), trained on a Dask cluster without "
                    "loading it into memory; needs --target (numeric feature columns) or --schema; every row is "
                    "trained on (no held-out accuracy); methods auto, noisy_gd and noisy_sgd; classifiers only")
@@ -128,20 +138,21 @@ def trainer_keywords(args: argparse.Namespace, model_class: type) -> dict:
     return given
 
 
-def _check_out(path: str, inputs: dict[str, str | None]) -> None:
-    """Refuse an ``--out`` path that cannot be written, before training: a directory, one in a missing directory, or
-    one of the run's own input files (``inputs``: option -> path)."""
+def _check_out(path: str, inputs: dict[str, str | None], option: str = "--out") -> None:
+    """Refuse an ``--out`` (or ``option``) path that cannot be written, before training: a directory, one in a
+    missing directory, or one of the run's own input or output files (``inputs``: option -> path)."""
     target = Path(path)
-    for option, given in inputs.items():
+    name = "model" if option == "--out" else "schema"
+    for other, given in inputs.items():
         if given is not None and target.resolve() == Path(given).resolve():
-            raise ValueError(f"--out {path!r} is the {option} file of this run: writing the model there would "
-                             "replace it; give another path, e.g. --out model.json.")
+            raise ValueError(f"{option} {path!r} is the {other} file of this run: writing the {name} there would "
+                             f"replace it; give another path, e.g. {option} {name}.json.")
     if target.is_dir():
-        raise ValueError(f"--out {path!r} is a directory; give the path of the model file to write, e.g. "
-                         f"--out {target / 'model.json'}.")
+        raise ValueError(f"{option} {path!r} is a directory; give the path of the {name} file to write, e.g. "
+                         f"{option} {target / (name + '.json')}.")
     if not target.parent.is_dir():
-        raise ValueError(f"--out {path!r}: the directory {str(target.parent)!r} does not exist; create it, or give "
-                         "a path in an existing directory.")
+        raise ValueError(f"{option} {path!r}: the directory {str(target.parent)!r} does not exist; create it, or "
+                         "give a path in an existing directory.")
 
 
 def _run_train(args: argparse.Namespace) -> dict:
@@ -155,11 +166,13 @@ def _run_train(args: argparse.Namespace) -> dict:
         raise ValueError("--ledger applies to --csv and the embedded data; leave it out of a --parquet run.")
     if args.budget is not None and args.ledger is None:
         raise ValueError("--budget sets the budget of a new --ledger FILE: give --ledger too.")
+    if args.save_schema is not None:
+        _check_out(args.save_schema, {"--csv": args.csv, "--out": args.out}, option="--save-schema")
     if args.out is not None:
         if args.parquet:
             raise ValueError("--out applies to --csv and the embedded data: a model trained with --parquet is not "
                              "saved; leave --out out, or train on a CSV file.")
-        _check_out(args.out, {"--csv": args.csv, "--schema": args.schema})
+        _check_out(args.out, {"--csv": args.csv, "--schema": args.schema, "--save-schema": args.save_schema})
     from dpconvex import estimators
     from dpconvex.mechanisms import METHOD_ADVICE
 
@@ -191,45 +204,92 @@ def _open_ledger(path: str, budget: list[float] | None):
 
 def _fit(model_class: type, keywords: dict, split) -> tuple:
     """``model_class(**keywords)`` fitted on the training part, the (scale, offset) that map its scores to the
-    target, and its held-out score.
+    target, its held-out score and the release's certificate.
 
     A classifier declares the public label set (-1/+1 for a binary schema and Adult, the schema's
     classes otherwise) and is scored by its accuracy; a regressor is trained on the target mapped
-    onto [-1, 1] (see the module docstring) and scored by R² on the target's own scale.
+    onto [-1, 1] (see the module docstring) and scored by R² on the target's own scale.  With a
+    privately discovered schema the model is fitted within the training's share of the budget and
+    the certificate composes both (:func:`~dpconvex.estimators.discovered_fit.fit_with_discovery`);
+    otherwise it is the model's own.
     """
     import numpy as np
     from sklearn.metrics import r2_score
 
+    from dpconvex.estimators.discovered_fit import fit_with_discovery
+
+    scale, offset, y_train = 1.0, 0.0, split.y_train
     if split.target_bounds is None:
-        model = model_class(classes=list(split.classes), **keywords).fit(split.X_train, split.y_train)
-        return model, 1.0, 0.0, float(model.score(split.X_test, split.y_test))
-    lower, upper = split.target_bounds
-    scale, offset = (upper - lower) / 2.0, (upper + lower) / 2.0
-    # y lies in [lower, upper] already: the clip only absorbs the rounding of (y - offset) / scale
-    model = model_class(**keywords).fit(split.X_train, np.clip((split.y_train - offset) / scale, -1.0, 1.0))
+        keywords = {"classes": list(split.classes), **keywords}
+    else:
+        lower, upper = split.target_bounds
+        scale, offset = (upper - lower) / 2.0, (upper + lower) / 2.0
+        # y lies in [lower, upper] already: the clip only absorbs the rounding of (y - offset) / scale
+        y_train = np.clip((y_train - offset) / scale, -1.0, 1.0)
+    if split.discovery is None:
+        model = model_class(**keywords).fit(split.X_train, y_train)
+        certificate = model.privacy_report_
+    else:
+        model, certificate = fit_with_discovery(model_class(**keywords), split.X_train, y_train, split.discovery)
+    if split.target_bounds is None:
+        return model, scale, offset, float(model.score(split.X_test, split.y_test)), certificate
     predicted = model.predict(split.X_test) * scale + offset
     score = float(r2_score(split.y_test, predicted)) if len(split.y_test) >= 2 else float("nan")  # R² needs 2 rows
-    return model, scale, offset, score
+    return model, scale, offset, score, certificate
+
+
+def _check_schema_options(args: argparse.Namespace) -> bool:
+    """Whether the run discovers its schema privately (``--csv`` without ``--schema`` or ``--schema-from-data``),
+    after refusing the schema options that do not combine."""
+    if args.schema_from_data and not args.csv:
+        raise ValueError("--schema-from-data applies to --csv only.")
+    if args.schema_from_data and args.schema:
+        raise ValueError("--schema-from-data reads the schema from the data instead of --schema: give one of them.")
+    discover = bool(args.csv) and not args.schema and not args.schema_from_data
+    if not discover and args.discovery_share is not None:
+        raise ValueError("--discovery-share applies to a private schema discovery: --csv without --schema or "
+                         "--schema-from-data.")
+    if args.save_schema is not None and not (args.csv and not args.schema):
+        raise ValueError("--save-schema writes a discovered (or --schema-from-data) schema: give --csv without "
+                         "--schema.")
+    if discover and args.target is None:
+        raise ValueError("--csv without --schema needs --target COLUMN (the label column, or the numeric target "
+                         "of --model ridge or lad).")
+    return discover
 
 
 def _train_split(args: argparse.Namespace, model_class: type, regression: bool) -> dict:
     """Train on the training part of Adult or the CSV file, score on the held-out part, print or return the payload."""
-    from dpconvex.datasets.holdout import HELD_OUT_NOTE, load_train_test
+    from dpconvex.datasets.holdout import HELD_OUT_NOTE, load_discovered_split, load_train_test
+    from dpconvex.privacy.dp_events import PrivacyCurve
 
+    discover = _check_schema_options(args)
     keywords = dict(epsilon=args.epsilon, delta=args.delta, random_state=args.seed,
                     **trainer_keywords(args, model_class))  # an option the model lacks: refused before reading data
     ledger = _open_ledger(args.ledger, args.budget) if args.ledger is not None else None
-    if ledger is not None:
+    if ledger is not None and discover:  # the release's whole (epsilon, delta), before the discovery reads a record
+        if ledger.budget is not None:
+            ledger.check(PrivacyCurve.pair(args.epsilon, args.delta))
+    elif ledger is not None:
         keywords["ledger"] = ledger
     task = "regression" if regression else "classification"
-    split = load_train_test(csv=args.csv, target=args.target, positive=args.positive, schema=args.schema,
-                            test_size=args.test_size, seed=args.seed, task=task)
-    model, scale, offset, score = _fit(model_class, keywords, split)  # a refused fit raises: the ledger unchanged
+    if discover:
+        share = DEFAULT_DISCOVERY_SHARE if args.discovery_share is None else args.discovery_share
+        split = load_discovered_split(args.csv, args.target, epsilon=args.epsilon, delta=args.delta, share=share,
+                                      positive=args.positive, test_size=args.test_size, seed=args.seed, task=task)
+    else:
+        split = load_train_test(csv=args.csv, target=args.target, positive=args.positive, schema=args.schema,
+                                test_size=args.test_size, seed=args.seed, task=task)
+    model, scale, offset, score, certificate = _fit(model_class, keywords, split)  # refused: the ledger unchanged
     if ledger is not None:
+        if discover:
+            ledger.record(certificate, f"{model_class.__name__} fit {len(ledger.releases) + 1} (schema discovered)")
         ledger.to_json(args.ledger)
+    if args.save_schema is not None:
+        split.schema.to_json(args.save_schema)
     # the held-out score is a second release, computed without noise
     name = "test_r2" if regression else "test_accuracy"
-    certificate = model.privacy_report_.with_notes(HELD_OUT_NOTE.format(score=name))
+    certificate = certificate.with_notes(HELD_OUT_NOTE.format(score=name), *split.notes)
     for reason in split.reasons:
         certificate = certificate.without_guarantee(reason)
     record = certificate.to_dict()
