@@ -186,9 +186,10 @@ def crossing_failure(bins: int, sigma: float, present: int, first: int, q: float
 
 def test_grid_is_symmetric_with_zero():
     edges = grid_edges()
-    assert edges.size == 39 and edges[19] == 0.0 and np.array_equal(edges, -edges[::-1])
-    assert edges[20] == 1e-6 and edges[-1] == 1e12 and np.all(np.diff(edges) > 0)
-    assert {-1e-5, 1e-3, 1e7} <= set(edges.tolist())  # exact decimal edges, not 10.0 ** k roundings
+    assert edges.size == 115 and edges[57] == 0.0 and np.array_equal(edges, -edges[::-1])
+    assert edges[58] == 1e-6 and edges[-1] == 5e12 and np.all(np.diff(edges) > 0)
+    assert {-1e-5, 2e-3, 5e-3, 1e7} <= set(edges.tolist())  # exact decimal edges, not 10.0 ** k roundings
+    assert np.all(edges[59:] / edges[58:-1] <= 2.5 * (1 + 1e-12))  # a bound rounded outward is at most 2.5 times the quantile
 
 
 @pytest.mark.parametrize("case", ["skewed", "two_points", "negative"])
@@ -196,16 +197,16 @@ def test_quantile_bins_on_known_quantiles(case):
     """Data whose 1 % and 99 % quantiles lie deep inside known grid bins, with 5 % missing cells.
     The lower and upper crossings each miss their bin with probability at most crossing_failure."""
     n = 20_000
-    mu = 0.5
+    mu = 1.0
     sigma = count_noise(mu)
     groups = {  # value -> count; every group far from the quantiles' crossing counts 200 (= 1 % of n)
-        "skewed": ({0.05: 1000, 7.0: 9000, 42.0: 9000, 5000.0: 1000}, (0.01, 1e4)),
+        "skewed": ({0.03: 1000, 7.0: 9000, 42.0: 9000, 3000.0: 1000}, (0.02, 5e3)),
         "two_points": ({0.0: 10_000, 1.0: 10_000}, (0.0, 1.0)),
-        "negative": ({-30.0: 2000, -3.0: 8000, 3.0: 8000, 3e3: 2000}, (-100.0, 1e4)),
+        "negative": ({-30.0: 2000, -3.0: 8000, 3.0: 8000, 3e3: 2000}, (-50.0, 5e3)),
     }[case]
     counts, expected = groups
     values = np.concatenate([np.full(c, v) for v, c in counts.items()] + [np.full(1000, np.nan)])
-    assert 2 * crossing_failure(2 * 39 + 1, sigma, n, min(counts.values())) < FAILURE
+    assert 2 * crossing_failure(2 * grid_edges().size + 1, sigma, n, min(counts.values())) < FAILURE
     bounds = private_bounds(np.random.default_rng(7).permutation(values), mu=mu, random_state=17)
     assert bounds == expected
 
@@ -267,21 +268,22 @@ def synthetic_frame(n: int = 3000) -> pd.DataFrame:
 
 
 def test_discover_schema_recovers_the_frequent_structure_and_reports_drops():
-    """μ = 12 over 9 tasks (μ_i = 4, σ ≈ 0.35), δ = 1e-9 over 5 selections.  Misses: the type tests
+    """μ = 16 over 9 tasks (μ_i = 5.3, σ ≈ 0.27), δ = 1e-9 over 5 selections.  Misses: the type tests
     (numbers, texts, the blank column: margins as in test_decide_numerical), a category or label of
-    count ≥ 900 below τ, a single-record id above τ (3000 of them), the age quantiles (ages 20..79
-    all lie in the bin (10, 100): crossing_failure).  The union bound of all is below FAILURE."""
+    count ≥ 900 below τ, a single-record id above τ (3000 of them), the age quantiles (the lowest age, 20,
+    is a grid edge whose point bin holds about n/60 records, above 1 % of n; the top ages lie in the bin
+    (50, 100), which holds about half: crossing_failure).  The union bound of all is below FAILURE."""
     frame = synthetic_frame()
-    n, mu, delta = len(frame), 12.0, 1e-9
+    n, mu, delta = len(frame), 16.0, 1e-9
     sigma = count_noise(mu / 3.0)
     tau = selection_threshold(sigma, delta / 5)
     spread = sigma * math.sqrt(1.0 + NUMERIC_SHARE**2)
     rates = [stats.norm.sf((1 - NUMERIC_SHARE) * n / spread), 3 * stats.norm.sf(NUMERIC_SHARE * n / spread),
              stats.norm.sf(MIN_PRESENT_SDS), 5 * stats.norm.cdf((tau - 900) / sigma), n * delta / 5,
-             2 * crossing_failure(79, sigma, n, n)]  # every age lies in the one bin (10, 100)
+             2 * crossing_failure(2 * grid_edges().size + 1, sigma, n, int((frame["age"] == 20).sum()))]
     assert sum(rates) < FAILURE
     schema, record = discover_schema(frame, "label", mu=mu, delta=delta, random_state=42)
-    assert schema.numerical == {"age": (10.0, 100.0)} and schema.numeric_fill == {"age": 10.0}
+    assert schema.numerical == {"age": (20.0, 100.0)} and schema.numeric_fill == {"age": 20.0}
     assert schema.categorical == {"colour": ("blue", "green", "red")} and schema.other_slot
     assert schema.positive_label == "yes" and not schema.data_dependent
     assert set(record.dropped) == {"id", "blank"} and "threshold" in record.dropped["id"]
@@ -302,15 +304,16 @@ def test_declared_types_and_label_skip_their_tasks():
 
 
 def test_regression_target_and_multiclass_labels():
-    """μ = 4 over 3 tasks (σ ≈ 0.61): the quantile crossings' margin 0.01·4000 = 40 is 7 sd of the
-    worst cumulative noise (σ√80); the labels' counts (≈ 1333) are far above τ ≈ 4.5."""
+    """μ = 4 over 3 tasks (σ ≈ 0.61): the quantile crossings' margin 0.01·4000 = 40 is 4.3 sd of the
+    worst cumulative noise (σ√231, every bin's noise summed: the empty-bin cut leaves less); the values
+    2..9 span the grid bins (2, 5) and (5, 10); the labels' counts (≈ 1333) are far above τ ≈ 4.5."""
     rng = np.random.default_rng(2)
     n = 4000
     frame = pd.DataFrame({"x": rng.choice(["p", "q"], n), "y": rng.uniform(2.0, 9.0, n),
                           "k": rng.choice(["a", "b", "c"], n)})
     schema, _ = discover_schema(frame.drop(columns="k"), "y", mu=4.0, delta=1e-8, task="regression",
                                 random_state=3)
-    assert schema.target_bounds == (1.0, 10.0)
+    assert schema.target_bounds == (2.0, 10.0)
     schema, _ = discover_schema(frame.drop(columns="y"), "k", mu=4.0, delta=1e-8, random_state=4)
     assert schema.classes == ("a", "b", "c")
 

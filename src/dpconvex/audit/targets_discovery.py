@@ -32,9 +32,9 @@ then passes with probability Φ̄((Φ⁻¹(1 − δ_τ) − 1/σ)/2) = 0.066 ins
 
 ``discovery-bounds``.  Twenty records: seventeen at 0.5 and three at 1e15 (beyond the grid: its top
 ray) in D, two in D′ (the third replaced by 0.5).  The top ray's count (3 vs 2) straddles the
-mutant's empty-bin cut σ/2·Φ⁻¹(1 − 0.05/79) = 2.28; the statistic is the released upper bound (10^12
-when the ray survives the cut, 1 otherwise).  A lone outlier (count 1 vs 0) is nearly never revealed:
-count 1 survives the honest cut (4.6) with probability 0.006 and the mutant's with 0.035.
+mutant's empty-bin cut σ/2·Φ⁻¹(1 − 0.05/231) = 2.49; the statistic is the released upper bound (5·10^12
+when the ray survives the cut, 0.5, a grid edge, otherwise).  A lone outlier (count 1 vs 0) is nearly never
+revealed: count 1 survives the honest cut (4.98) with probability 0.0025 and the mutant's with 0.018.
 
 ``discovery-type``.  Twenty cells: four numbers and sixteen missing in D, three and seventeen in D′.
 The decision releases None when the noisy present count n − (noisy missing count) is at most 5σ; the

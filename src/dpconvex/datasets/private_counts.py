@@ -43,8 +43,8 @@ Releasing the noisy counts of the released values would cost nothing more in thi
 (1, 0) outcome keeps probability 0 under D' whatever it carries), but nothing here needs them.
 
 Bounds of a numerical column (:func:`private_bounds`) — private quantiles from a noisy histogram
-over a fixed public grid (:func:`grid_edges`): the edges e_0 < … < e_{m−1} are 0 and ±10^k for
-integers k in [min_exponent, max_exponent] (default 1e-6 … 1e12, 39 edges); the bins are the open
+over a fixed public grid (:func:`grid_edges`): the edges e_0 < … < e_{m−1} are 0 and ±1, ±2, ±5
+times 10^k for integers k in [min_exponent, max_exponent] (default 1e-6 … 5e12, 115 edges); the bins are the open
 intervals between consecutive edges, every edge on its own (a value equal to an edge, such as 0, 1
 or 100, falls in that edge's point bin) and the two outer rays, 2m + 1 bins, plus one bin for missing
 or non-numeric cells.  The whole vector is one Gaussian mechanism (sensitivity √2, μ-GDP, no δ: the
@@ -56,7 +56,7 @@ e_{m−1}), so they reveal no exact data value and clipping to them is meaningfu
 noisy bin counts at or below σ·Φ⁻¹(1 − :data:`EMPTY_BIN_RATE`/(2m + 1)) are set to 0, so that with
 probability at least 1 − EMPTY_BIN_RATE no empty bin counts: without it the noise of the many empty
 bins below the data adds up (sd σ√b after b bins) and, for q·n of a few σ, often drags a bound out
-to ±10^12; with it a sparse tail makes the bounds err inward instead.
+to ±5·10^12; with it a sparse tail makes the bounds err inward instead.
 """
 
 from __future__ import annotations
@@ -71,8 +71,8 @@ from scipy.special import ndtr, ndtri
 from dpconvex.accounting._checks import check_delta, check_positive
 from dpconvex.data.checks import make_rng
 
-__all__ = ["COUNT_SENSITIVITY", "EMPTY_BIN_RATE", "MIN_PRESENT_SDS", "count_noise", "grid_edges", "private_bounds",
-           "select_partitions", "selection_threshold", "threshold_delta"]
+__all__ = ["COUNT_SENSITIVITY", "EMPTY_BIN_RATE", "GRID_MANTISSAS", "MIN_PRESENT_SDS", "count_noise", "grid_edges",
+           "private_bounds", "select_partitions", "selection_threshold", "threshold_delta"]
 
 #: L2 sensitivity of a count vector under replace-one (a record moves from one count to another).
 COUNT_SENSITIVITY = math.sqrt(2.0)
@@ -80,6 +80,11 @@ COUNT_SENSITIVITY = math.sqrt(2.0)
 #: A noisy count of present values at or below this many noise standard deviations finds nothing
 #: (an empty column passes it with probability Φ̄(5) ≈ 2.9e-7).
 MIN_PRESENT_SDS = 5.0
+
+#: The grid's steps within a decade (:func:`grid_edges`): a bound rounded outward to the grid is at most 2.5
+#: times the quantile (from 2 to 5); with decades alone (10 times) a regression target's declared scale, and
+#: with it the noise of its predictions, could grow tenfold (``docs/BENCHMARKS.md``, bare CSV).
+GRID_MANTISSAS = (1, 2, 5)
 
 #: Chance that some empty histogram bin survives the cut of :func:`private_bounds` (before the sums).
 EMPTY_BIN_RATE = 0.05
@@ -171,7 +176,8 @@ def select_partitions(cells: ArrayLike, *, mu: float, delta: float,
 
 
 def grid_edges(min_exponent: int = -6, max_exponent: int = 12) -> NDArray[np.float64]:
-    """The public grid: 0 and ±10^k for every integer k in [``min_exponent``, ``max_exponent``], ascending.
+    """The public grid: 0 and ±m·10^k for m in :data:`GRID_MANTISSAS` and every integer k in [``min_exponent``,
+    ``max_exponent``], ascending.
 
     Parameters
     ----------
@@ -180,12 +186,14 @@ def grid_edges(min_exponent: int = -6, max_exponent: int = 12) -> NDArray[np.flo
 
     Returns
     -------
-    numpy.ndarray of float64, shape (2·(max_exponent − min_exponent + 1) + 1,)
+    numpy.ndarray of float64, shape (2·3·(max_exponent − min_exponent + 1) + 1,)
+        Exact decimal values (``5e-3`` as Python reads the text, not 5·10.0**-3).
     """
     if not min_exponent <= max_exponent:
         raise ValueError(f"min_exponent must be <= max_exponent; got {min_exponent} and {max_exponent}")
-    powers = np.array([float(f"1e{k}") for k in range(int(min_exponent), int(max_exponent) + 1)])  # exact 10^k
-    return np.concatenate([-powers[::-1], [0.0], powers])
+    positive = np.array([float(f"{mantissa}e{k}") for k in range(int(min_exponent), int(max_exponent) + 1)
+                         for mantissa in GRID_MANTISSAS])
+    return np.concatenate([-positive[::-1], [0.0], positive])
 
 
 def _bin_edges(edges: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
