@@ -216,7 +216,7 @@ def _bin_index(values: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArr
 
 
 def private_bounds(values: ArrayLike, *, mu: float, quantiles: Sequence[float] = (0.01, 0.99),
-                   edges: ArrayLike | None = None,
+                   edges: ArrayLike | None = None, stray_guard: bool = False,
                    random_state: RandomState = None) -> tuple[float, float] | None:
     """Grid-rounded private (lower, upper) quantile bounds of a numerical column, or None if none are found.
 
@@ -236,6 +236,13 @@ def private_bounds(values: ArrayLike, *, mu: float, quantiles: Sequence[float] =
         q_lo < q_hi in [0, 1]: the quantiles rounded outward to the grid.
     edges : array_like of float, optional
         A public strictly increasing grid; :func:`grid_edges` () by default.
+    stray_guard : bool, default False
+        Cross a quantile only above twice the empty-bin cut as well (post-processing, no privacy
+        cost): a lone empty bin that survives the cut (probability up to :data:`EMPTY_BIN_RATE`)
+        then cannot drag a bound out to the grid's end on its own; it takes two (probability about
+        EMPTY_BIN_RATE²/2 = 0.00125).  When the quantile's count q·n̂ is below that, the bound moves
+        inward (clips more).  For a regression target, whose bounds set the scale of every
+        prediction.
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState, default None
         Source of the noise; None (for a release) draws from the operating system's entropy.
 
@@ -257,11 +264,13 @@ def private_bounds(values: ArrayLike, *, mu: float, quantiles: Sequence[float] =
                        data.size - np.count_nonzero(present)).astype(float)  # the last bin: missing cells
     noisy = counts + make_rng(random_state).normal(0.0, sigma, size=counts.size)
     n_present, noisy = data.size - noisy[-1], noisy[:-1]
-    noisy = np.where(noisy > sigma * float(-ndtri(EMPTY_BIN_RATE / noisy.size)), noisy, 0.0)
+    cut = sigma * float(-ndtri(EMPTY_BIN_RATE / noisy.size))
+    noisy = np.where(noisy > cut, noisy, 0.0)
     if not n_present > MIN_PRESENT_SDS * sigma:
         return None
-    from_below = np.flatnonzero(np.cumsum(noisy) > q_lo * n_present)
-    from_above = np.flatnonzero(np.cumsum(noisy[::-1]) > (1.0 - q_hi) * n_present)
+    floor = 2.0 * cut if stray_guard else 0.0
+    from_below = np.flatnonzero(np.cumsum(noisy) > max(q_lo * n_present, floor))
+    from_above = np.flatnonzero(np.cumsum(noisy[::-1]) > max((1.0 - q_hi) * n_present, floor))
     if not from_below.size or not from_above.size:
         return None
     low_bin, high_bin = from_below[0], noisy.size - 1 - from_above[0]

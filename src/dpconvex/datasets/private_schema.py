@@ -368,7 +368,7 @@ def discover_schema(frame: pd.DataFrame, target: str | None, *, mu: float, delta
     classes = bounds = None
     if target is not None and task == "regression":
         values = parse_numbers(frame[target], DEFAULT_MISSING_VALUES)[0]
-        bounds = private_bounds(values, mu=budget[target], quantiles=quantiles, random_state=rng)
+        bounds = private_bounds(values, mu=budget[target], quantiles=quantiles, stray_guard=True, random_state=rng)
         if bounds is None or not bounds[0] < bounds[1]:
             raise ValueError(f"the private bounds discovery of regression target {target!r} found {bounds}; "
                              "declare target_bounds in a schema, or raise mu")
