@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpconvex.accounting.gdp import gdp_mu
 from dpconvex.cli.main import main
 from dpconvex.datasets.private_release import DISCOVERY_CONDITION
 from dpconvex.datasets.schema import TabularSchema
@@ -78,6 +79,9 @@ def test_the_share_is_an_option_and_the_budget_holds(table, capsys, share):
     assert payload["epsilon"] <= 0.5
     training = payload["certificate"]["details"]["training_certificate"]
     assert training["epsilon"] < payload["epsilon"]  # the training ran at its share only
+    # the discovery's μ² is the share of the whole budget's (ε, δ − share·δ) GDP μ² (independent recomputation)
+    mu_whole = gdp_mu(0.5, 1e-8 * (1 - float(share)))
+    assert payload["certificate"]["assumptions"]["discovery_mu"] ** 2 == pytest.approx(float(share) * mu_whole**2)
 
 
 def test_a_saved_schema_is_declared_in_a_later_run(table, tmp_path, capsys):
@@ -159,3 +163,24 @@ def test_a_model_trained_on_a_discovered_schema_predicts_on_the_raw_file(table, 
     _run(capsys, ["train", "--csv", str(table), "--target", "label", "--seed", "0", "--out", str(model)])
     predictions = _run(capsys, ["predict", "--model", str(model), "--csv", str(table)])  # "NA" cells read as missing
     assert len(predictions) == ROWS and set(predictions) == {-1, 1}  # binary: -1 / +1 (the positive label)
+
+
+def test_a_withheld_label_or_target_value_is_trained_record_by_record_and_never_named(tmp_path, capsys):
+    """A label too rare to be released (three records) and a non-numeric regression target: refusing them or
+    naming them would reveal what the discovery withheld; each record is changed on its own, counted only."""
+    frame = pd.read_csv(_write_table(tmp_path / "three.csv", task="multiclass", seed=4))
+    frame.loc[:2, "label"] = "SECRET_alice"
+    frame.to_csv(tmp_path / "rare.csv", index=False)
+    with pytest.warns(Warning) as caught:
+        payload = _run(capsys, ["train", "--csv", str(tmp_path / "rare.csv"), "--target", "label", "--seed", "0"])
+    assert payload["epsilon"] <= 1.0
+    numbers = pd.read_csv(_write_table(tmp_path / "numbers.csv", task="regression", seed=5))
+    numbers["label"] = numbers["label"].astype(str)
+    numbers.loc[0, "label"] = "bob_salary_secret"
+    numbers.to_csv(tmp_path / "text_target.csv", index=False)
+    with pytest.warns(Warning) as more:
+        payload = _run(capsys, ["train", "--csv", str(tmp_path / "text_target.csv"), "--target", "label",
+                                "--model", "ridge", "--seed", "0", "--epsilon", "2"])
+    assert payload["epsilon"] <= 2.0
+    printed = capsys.readouterr().err + " ".join(str(w.message) for w in [*caught, *more])
+    assert "SECRET" not in printed and "bob_salary" not in printed

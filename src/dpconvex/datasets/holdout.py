@@ -19,7 +19,12 @@ from dpconvex.datasets.private_schema import DiscoveryRecord
 from dpconvex.datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON, TabularSchema, preprocess
 from dpconvex.exceptions import DataDependentPreprocessingWarning
 
-__all__ = ["HELD_OUT_NOTE", "INFERRED_SCHEMA_REASON", "TrainTestSplit", "load_discovered_split", "load_train_test"]
+__all__ = ["DISCOVERY_STREAM", "HELD_OUT_NOTE", "INFERRED_SCHEMA_REASON", "TrainTestSplit", "load_discovered_split",
+           "load_train_test"]
+
+#: The discovery's noise stream under a seed: ``default_rng([seed, DISCOVERY_STREAM])``, not ``default_rng(seed)``,
+#: which a training run seeded with the same integer uses (the composition assumes independent noise).
+DISCOVERY_STREAM = 1
 
 #: Why training on a CSV read without a schema has no guarantee (``{what}``: what was read).
 INFERRED_SCHEMA_REASON = (
@@ -202,7 +207,9 @@ def load_discovered_split(csv: str, target: str, *, epsilon: float, delta: float
     test_size : float, default 0.2
         Held-out fraction, in (0, 1).
     seed : int, optional
-        Seed of the split and of the discovery's noise (None: the noise from the operating system).
+        Seed of the split and of the discovery's noise, drawn from ``numpy.random.default_rng([seed,
+        DISCOVERY_STREAM])``: independent of a training run seeded with ``seed`` (None: the noise
+        from the operating system).
     task : {"classification", "regression"}, default "classification"
 
     Returns
@@ -220,8 +227,10 @@ def load_discovered_split(csv: str, target: str, *, epsilon: float, delta: float
     frame = read_csv_cells(csv)
     require_columns(frame, [target])
     train, test = train_test_split(frame, test_size=test_size, random_state=seed)
+    # a stream of its own: the training seeded with the same integer draws independent noise
+    noise = None if seed is None else np.random.default_rng([seed, DISCOVERY_STREAM])
     schema, record = discover_for_release(train, target, epsilon=epsilon, delta=delta, share=share,
-                                          random_state=seed, task=task, positive_label=positive)
+                                          random_state=noise, task=task, positive_label=positive)
     notes: tuple[str, ...] = ()
     if schema.classes is not None:
         released = text_cells(test[target], schema.missing_values)[0]

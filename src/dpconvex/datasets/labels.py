@@ -138,6 +138,8 @@ def encode_labels(series: pd.Series, schema: TabularSchema) -> np.ndarray:
         for a multi-class schema, not among the declared classes (with up to 5 such values), or,
         for a regression schema, not a number (:func:`target_values`).
     """
+    if schema.discovered:
+        return _discovered_labels(series, schema)
     column = str(schema.target)
     if schema.target_bounds is not None:
         values = target_values(series, column, schema.missing_values)
@@ -160,6 +162,36 @@ def encode_labels(series: pd.Series, schema: TabularSchema) -> np.ndarray:
             "them in the schema's \"classes\", or remove those rows from the data"
         )
     return text
+
+
+def _discovered_labels(series: pd.Series, schema: TabularSchema) -> np.ndarray:
+    """The labels under a privately discovered schema: record by record, never refused, no value named.
+
+    A label the release withheld must neither stop the run nor appear in a message (either reveals it),
+    nor be dropped (replace-one holds n public): a missing or unreleased label becomes the first released
+    class (binary: -1), a missing or non-numeric target the middle of ``target_bounds``; a
+    :class:`~dpconvex.exceptions.PrivacyLeakWarning` counts them."""
+    if schema.target_bounds is not None:
+        values = parse_numbers(series, schema.missing_values)[0]
+        lower, upper = schema.target_bounds
+        changed = np.isnan(values)
+        labels = np.clip(np.where(changed, (lower + upper) / 2.0, values), lower, upper)
+        what = f"the middle of target_bounds, {(lower + upper) / 2.0:g}"
+    else:
+        text, missing = text_cells(series, schema.missing_values)
+        released = [schema.positive_label] if schema.classes is None else list(schema.classes)
+        changed = missing | ~np.isin(text, released)
+        if schema.classes is None:
+            labels, changed = np.where(text == schema.positive_label, 1, -1).astype(np.int64), missing
+            what = "-1 (not the positive label)"
+        else:
+            labels = np.where(changed, schema.classes[0], text)
+            what = f"the first released class, {schema.classes[0]!r}"
+    if changed.any():
+        warnings.warn(f"{int(changed.sum())} records have a missing label or one the private discovery did not "
+                      f"release; each is trained as {what} (record by record: n and the guarantee unchanged)",
+                      PrivacyLeakWarning, stacklevel=3)
+    return labels
 
 
 def label_declaration(

@@ -17,13 +17,18 @@ Why :data:`LABEL_SHARE` = 0.1.  One selection needs far less than a whole schema
 training keeps about 95 % of ε (ε_t = 0.946 at ε = 1, δ = 1e-8), and a label is released with
 probability ≥ 0.99 once it has 192 records at ε = 1, δ = 1e-8 (1,719 at ε = 0.1; 120 and 984 at
 δ = 1e-5) — threshold plus 2.326 noise standard deviations (tests/test_private_classes.py checks it
-by Monte Carlo).  A rarer label is not released,
-and then the records that carry it are refused (training without them would change n, which the
-replace-one certificate holds public): declare ``classes`` for such data.
+by Monte Carlo).
+
+A rarer label is not released.  Its records are then trained as the first released label, record by
+record: refusing them, or naming the label in a message, would reveal what the selection withheld
+(the refusal itself is an output whose chance goes from 0 to about 1 when one record's label
+changes), and dropping them would change n, which the replace-one certificate holds public.  A
+:class:`~dpconvex.exceptions.PrivacyLeakWarning` counts them; declare ``classes`` for such data.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -36,6 +41,7 @@ from dpconvex.datasets.private_counts import select_partitions
 from dpconvex.datasets.private_release import split_release_budget
 from dpconvex.datasets.private_schema import DiscoveryRecord
 from dpconvex.estimators.discovered_fit import fit_with_discovery
+from dpconvex.exceptions import PrivacyLeakWarning
 from dpconvex.privacy.dp_events import PrivacyCurve
 
 __all__ = ["LABEL_SHARE", "PRIVATE_CLASSES", "fit_with_private_classes", "release_label_set"]
@@ -50,9 +56,9 @@ LABEL_SHARE = 0.1
 _LABELS = "classes"
 
 
-def release_label_set(y: Any, *, epsilon: float, delta: float,
-                      random_state: np.random.Generator | np.random.RandomState) -> tuple[np.ndarray, DiscoveryRecord]:
-    """The labels of ``y`` released by partition selection with :data:`LABEL_SHARE` of (ε, δ), and its record.
+def release_label_set(y: Any, *, epsilon: float, delta: float, random_state: np.random.Generator |
+                      np.random.RandomState) -> tuple[np.ndarray, np.ndarray, DiscoveryRecord]:
+    """The labels of ``y`` released by partition selection with :data:`LABEL_SHARE` of (ε, δ), ``y`` within them.
 
     Parameters
     ----------
@@ -67,13 +73,16 @@ def release_label_set(y: Any, *, epsilon: float, delta: float,
     -------
     classes : ndarray
         The released labels, sorted, in ``y``'s type.
+    labels : ndarray
+        ``y`` with each label the selection withheld replaced by ``classes[0]`` (module docstring;
+        counted in a :class:`~dpconvex.exceptions.PrivacyLeakWarning`, never named).
     record : DiscoveryRecord
         μ_d, δ_sel and the split (``record.release``): the training's share.
 
     Raises
     ------
     ValueError
-        If fewer than two labels are released, or if a record's label is not among them.
+        If fewer than two labels are released (a function of the release alone).
     """
     budget = split_release_budget(epsilon, delta, LABEL_SHARE)
     labels = column_or_1d(y, warn=True)
@@ -87,13 +96,16 @@ def release_label_set(y: Any, *, epsilon: float, delta: float,
         raise ValueError(f"classes='private' released {classes.size} label(s) {classes.tolist()!r}; a classifier needs "
                          "two or more: each label needs enough records to pass the selection's threshold (raise "
                          "epsilon or delta), or declare the label set with classes=[...].")
-    if not np.isin(text, list(released)).all():
-        raise ValueError("classes='private': some records carry a label the private selection did not release (a "
-                         "rare label); declare the label set with classes=[...], or remove those records.")
+    withheld = ~np.isin(labels.astype(str), list(released))
+    if withheld.any():
+        warnings.warn(f"classes='private': {int(withheld.sum())} records carry a label the private selection did not "
+                      f"release; each is trained as {classes[0]!r} (record by record: n and the guarantee "
+                      "unchanged); declare classes=[...] to train them as labelled", PrivacyLeakWarning, stacklevel=4)
+        labels = np.where(withheld, classes[0], labels)
     record = DiscoveryRecord(mu=budget.discovery_mu, delta=budget.discovery_delta,
                              budget={_LABELS: budget.discovery_mu}, selection_delta=budget.discovery_delta,
                              release=budget)
-    return classes, record
+    return classes, labels, record
 
 
 def fit_with_private_classes(estimator: Any, X: Any, y: Any) -> Any:
@@ -122,10 +134,11 @@ def fit_with_private_classes(estimator: Any, X: Any, y: Any) -> Any:
     if estimator._ledger_budget():
         estimator._check_ledger(PrivacyCurve.pair(estimator.epsilon, estimator.delta))
     rng = make_rng(estimator.random_state)  # one stream: the selection's noise, then the training's
-    classes, record = release_label_set(y, epsilon=estimator.epsilon, delta=estimator.delta, random_state=rng)
+    classes, labels, record = release_label_set(y, epsilon=estimator.epsilon, delta=estimator.delta,
+                                                random_state=rng)
     inner = clone(estimator).set_params(classes=classes.tolist(), ledger=None, ledger_partition=None,
                                         random_state=rng)
-    model, certificate = fit_with_discovery(inner, X, y, record)
+    model, certificate = fit_with_discovery(inner, X, labels, record)
     estimator._forget_fit()
     for name, value in vars(model).items():
         if name.endswith("_") and not name.startswith("_"):
