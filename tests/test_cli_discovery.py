@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpconvex.accounting.gdp import gdp_mu
+from dpconvex.accounting.gdp import gdp_delta, gdp_mu
 from dpconvex.cli.main import main
-from dpconvex.datasets.private_release import DISCOVERY_CONDITION
+from dpconvex.datasets.private_release import DEFAULT_DISCOVERY_SHARE, DISCOVERY_CONDITION, split_release_budget
 from dpconvex.datasets.schema import TabularSchema
 from dpconvex.privacy.certificate import NO_GUARANTEE
 from dpconvex.privacy.ledger import PrivacyLedger
@@ -184,3 +184,21 @@ def test_a_withheld_label_or_target_value_is_trained_record_by_record_and_never_
     assert payload["epsilon"] <= 2.0
     printed = capsys.readouterr().err + " ".join(str(w.message) for w in [*caught, *more])
     assert "SECRET" not in printed and "bob_salary" not in printed
+
+
+def test_a_release_stopped_after_the_discovery_records_what_it_spent(tmp_path, capsys):
+    """200 rows at ε = 0.1: the label selection finds fewer than two labels, an error after the discovery
+    read the records; the ledger records the discovery's pair (μ_d-GDP plus δ_sel read at δ), and a missing
+    file (nothing read) records nothing."""
+    small = pd.read_csv(_write_table(tmp_path / "all.csv")).head(200)
+    small.to_csv(tmp_path / "small.csv", index=False)
+    ledger_file = tmp_path / "ledger.json"
+    argv = ["train", "--target", "label", "--epsilon", "0.1", "--ledger", str(ledger_file)]
+    assert "label" in _error(capsys, [*argv, "--csv", str(tmp_path / "small.csv")])
+    releases = PrivacyLedger.from_json(ledger_file).releases
+    budget = split_release_budget(0.1, 1e-8, DEFAULT_DISCOVERY_SHARE)
+    spent = releases[0].certificate
+    assert len(releases) == 1 and spent.delta == 1e-8 and spent.epsilon < 0.1
+    assert float(gdp_delta(spent.epsilon, budget.discovery_mu)) + budget.discovery_delta <= 1e-8 * (1 + 1e-6)
+    _error(capsys, [*argv, "--csv", str(tmp_path / "missing.csv")])
+    assert len(PrivacyLedger.from_json(ledger_file).releases) == 1

@@ -7,7 +7,7 @@ precisely (``warnings.simplefilter("error", PrivacyLeakWarning)``).
 from __future__ import annotations
 
 __all__ = ["PrivacyLeakWarning", "DataDependentPreprocessingWarning", "LowUtilityWarning", "CalibrationError",
-           "BudgetExceededError"]
+           "BudgetExceededError", "DiscoverySpentError"]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -56,4 +56,14 @@ class BudgetExceededError(RuntimeError):
     Raised by :meth:`dpconvex.privacy.ledger.PrivacyLedger.check` *before* the release, under a filter that
     stays valid when the releases and their parameters are chosen adaptively.  Nothing was
     released and the ledger is unchanged.
+    """
+
+
+class DiscoverySpentError(ValueError):
+    """A release stopped after its private schema discovery had read the records: the discovery's budget is spent.
+
+    Raised by :func:`~dpconvex.datasets.holdout.load_discovered_split` for any error from the
+    discovery on (its message may show what the discovery released, e.g. the labels it found).
+    ``dpconvex train --ledger`` records the discovery's cost
+    (:func:`~dpconvex.datasets.private_release.discovery_spent_certificate`) before it reports the error.
     """

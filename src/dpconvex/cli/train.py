@@ -238,6 +238,15 @@ def _fit(model_class: type, keywords: dict, split) -> tuple:
     return model, scale, offset, score, certificate
 
 
+def _record_spent(ledger, args: argparse.Namespace, share: float, label: str) -> None:
+    """Record in ``ledger`` (and its file) what a stopped release's schema discovery spent."""
+    from dpconvex.datasets.private_release import discovery_spent_certificate, split_release_budget
+
+    spent = discovery_spent_certificate(split_release_budget(args.epsilon, args.delta, share))
+    ledger.record(spent, f"{label} (schema discovered, training not run)")
+    ledger.to_json(args.ledger)
+
+
 def _check_schema_options(args: argparse.Namespace) -> bool:
     """Whether the run discovers its schema privately (``--csv`` without ``--schema`` or ``--schema-from-data``),
     after refusing the schema options that do not combine."""
@@ -261,6 +270,7 @@ def _check_schema_options(args: argparse.Namespace) -> bool:
 def _train_split(args: argparse.Namespace, model_class: type, regression: bool) -> dict:
     """Train on the training part of Adult or the CSV file, score on the held-out part, print or return the payload."""
     from dpconvex.datasets.holdout import HELD_OUT_NOTE, load_discovered_split, load_train_test
+    from dpconvex.exceptions import DiscoverySpentError
     from dpconvex.privacy.dp_events import PrivacyCurve
 
     discover = _check_schema_options(args)
@@ -275,12 +285,20 @@ def _train_split(args: argparse.Namespace, model_class: type, regression: bool) 
     task = "regression" if regression else "classification"
     if discover:
         share = DEFAULT_DISCOVERY_SHARE if args.discovery_share is None else args.discovery_share
-        split = load_discovered_split(args.csv, args.target, epsilon=args.epsilon, delta=args.delta, share=share,
-                                      positive=args.positive, test_size=args.test_size, seed=args.seed, task=task)
+        split = None  # set once the discovery has run: an error after that spent its budget
+        try:
+            split = load_discovered_split(args.csv, args.target, epsilon=args.epsilon, delta=args.delta,
+                                          share=share, positive=args.positive, test_size=args.test_size,
+                                          seed=args.seed, task=task)
+            model, scale, offset, score, certificate = _fit(model_class, keywords, split)
+        except (ValueError, RuntimeError) as error:
+            if ledger is not None and (split is not None or isinstance(error, DiscoverySpentError)):
+                _record_spent(ledger, args, share, f"{model_class.__name__} fit {len(ledger.releases) + 1}")
+            raise
     else:
         split = load_train_test(csv=args.csv, target=args.target, positive=args.positive, schema=args.schema,
                                 test_size=args.test_size, seed=args.seed, task=task)
-    model, scale, offset, score, certificate = _fit(model_class, keywords, split)  # refused: the ledger unchanged
+        model, scale, offset, score, certificate = _fit(model_class, keywords, split)  # refused: ledger unchanged
     if ledger is not None:
         if discover:
             ledger.record(certificate, f"{model_class.__name__} fit {len(ledger.releases) + 1} (schema discovered)")

@@ -6,6 +6,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from sklearn.model_selection import train_test_split
 
 from dpconvex.accounting._checks import check_open_unit
@@ -17,7 +18,7 @@ from dpconvex.datasets.labels import check_task, encode_labels
 from dpconvex.datasets.private_release import DEFAULT_DISCOVERY_SHARE, discover_for_release
 from dpconvex.datasets.private_schema import DiscoveryRecord
 from dpconvex.datasets.tabular import DATA_DEPENDENT_SCHEMA_REASON, TabularSchema, preprocess
-from dpconvex.exceptions import DataDependentPreprocessingWarning
+from dpconvex.exceptions import DataDependentPreprocessingWarning, DiscoverySpentError
 
 __all__ = ["DISCOVERY_STREAM", "HELD_OUT_NOTE", "INFERRED_SCHEMA_REASON", "TrainTestSplit", "load_discovered_split",
            "load_train_test"]
@@ -219,8 +220,9 @@ def load_discovered_split(csv: str, target: str, *, epsilon: float, delta: float
     Raises
     ------
     ValueError
-        If ``target`` is not a column, the discovery finds fewer than two labels or no target bounds,
-        or a training row has a label the discovery did not release (multi-class; declare the labels).
+        If ``target`` is not a column; :class:`~dpconvex.exceptions.DiscoverySpentError` (a
+        ``ValueError``) for an error from the discovery on (e.g. fewer than two labels, no target
+        bounds, no feature column kept): its budget is spent.
     """
     check_task(task, positive_label=positive)
     check_open_unit(test_size, "test_size")
@@ -229,6 +231,17 @@ def load_discovered_split(csv: str, target: str, *, epsilon: float, delta: float
     train, test = train_test_split(frame, test_size=test_size, random_state=seed)
     # a stream of its own: the training seeded with the same integer draws independent noise
     noise = None if seed is None else np.random.default_rng([seed, DISCOVERY_STREAM])
+    try:
+        return _discovered_split(train, test, target, epsilon=epsilon, delta=delta, share=share, noise=noise,
+                                 task=task, positive=positive)
+    except ValueError as error:
+        raise DiscoverySpentError(str(error)) from error
+
+
+def _discovered_split(train: pd.DataFrame, test: pd.DataFrame, target: str, *, epsilon: float, delta: float,
+                      share: float, noise: np.random.Generator | None, task: str,
+                      positive: str | None) -> TrainTestSplit:
+    """The discovery on ``train`` and both parts encoded with it (:func:`load_discovered_split`)."""
     schema, record = discover_for_release(train, target, epsilon=epsilon, delta=delta, share=share,
                                           random_state=noise, task=task, positive_label=positive)
     notes: tuple[str, ...] = ()

@@ -45,7 +45,7 @@ from dpconvex.privacy.dp_events import PrivacyCurve, certificate_parts, pld_epsi
 from dpconvex.privacy.ledger import compose
 
 __all__ = ["DEFAULT_DISCOVERY_SHARE", "DISCOVERY_CONDITION", "ReleaseBudget", "compose_discovery",
-           "discover_for_release", "split_release_budget"]
+           "discover_for_release", "discovery_spent_certificate", "split_release_budget"]
 
 #: The default share of the budget spent on the discovery: of μ² (GDP) and of δ (module docstring).
 DEFAULT_DISCOVERY_SHARE = 0.5
@@ -181,3 +181,30 @@ def discover_for_release(frame: pd.DataFrame, target: str | None, *, epsilon: fl
                          f"column's counts were within noise: {'; '.join(sorted(record.dropped))}); raise epsilon, "
                          "delta or share, or declare the schema.")
     return schema, replace(record, release=budget)
+
+
+def discovery_spent_certificate(budget: ReleaseBudget) -> PrivacyCertificate:
+    """The discovery's part of a release that stopped before its training, as a pair at the release's δ.
+
+    The discovery spends at most μ_d-GDP plus δ_sel (``budget.discovery_mu``, ``budget.discovery_delta``,
+    whatever it found), so the pair (ε_d, δ) with ε_d = :meth:`DiscoveryRecord.epsilon
+    <dpconvex.datasets.private_schema.DiscoveryRecord.epsilon>` (δ) rounded up is valid (a pair-only
+    certificate: a ledger composes it as such).
+
+    Parameters
+    ----------
+    budget : ReleaseBudget
+        The release's split (:func:`split_release_budget`).
+
+    Returns
+    -------
+    PrivacyCertificate
+    """
+    epsilon = round_up(DiscoveryRecord(mu=budget.discovery_mu, delta=budget.discovery_delta).epsilon(budget.delta))
+    return PrivacyCertificate(
+        mechanism="schema_discovery", epsilon=epsilon, delta=budget.delta, bound="schema discovery (training not run)",
+        theorem=DISCOVERY_THEOREM, conditions=("replace-one neighbours", "n and the header public"),
+        assumptions={"discovery_mu": budget.discovery_mu, "discovery_delta": budget.discovery_delta},
+        order=None, conversion="pair: mu-GDP plus an additive delta, read at the release's delta", sigma=0.0,
+        iterations=0,
+    )
