@@ -239,4 +239,4 @@ def test_adult_only_bench_options_are_refused_for_a_bundled_data_set(tmp_path, c
     from dpconvex.cli.main import main
 
     assert main(["bench", "wine", "--no-oracle", "--out", str(tmp_path)]) == 2
-    assert "--no-oracle apply to 'bench adult' only" in capsys.readouterr().err
+    assert "--no-oracle: apply to 'bench adult' only" in capsys.readouterr().err

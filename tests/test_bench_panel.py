@@ -209,7 +209,7 @@ def test_panel_options_are_refused_where_they_do_not_apply(tmp_path, capsys):
     assert main(["bench", "panel", "--repeats", "2", "--out", str(tmp_path)]) == 2
     assert "--repeats: not options of 'bench panel'" in capsys.readouterr().err
     assert main(["bench", "wine", "--tables", "iris", "--out", str(tmp_path)]) == 2
-    assert "--tables applies to 'bench panel' only" in capsys.readouterr().err
+    assert "--tables applies to 'bench panel' and 'bench discovery' only" in capsys.readouterr().err
     assert not (tmp_path / bench_panel.CSV).exists()
 
 

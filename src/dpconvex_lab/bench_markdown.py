@@ -6,13 +6,18 @@ assembles them); a part run on its own rewrites only its section (:func:`replace
 
 from __future__ import annotations
 
+import datetime
+import os
 import pathlib
+import platform
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["append_section", "format_ratio", "is_ours", "mean_sd", "pivot", "replace_section", "with_csv_section"]
+__all__ = ["append_section", "format_ratio", "is_ours", "mean_sd", "pivot", "replace_section", "save_table_run",
+           "with_csv_section"]
 
 
 def is_ours(method: str) -> bool:
@@ -75,3 +80,44 @@ def replace_section(path: pathlib.Path, section: list[str]) -> pathlib.Path:
     text = (before + "\n\n" if before else "") + "\n".join(section)
     path.write_text(text + ("\n\n" + after if after else "\n"), encoding="utf-8")
     return path
+
+
+def save_table_run(frame: pd.DataFrame, out: pathlib.Path, csv: str, tables: Sequence[str],
+                   section: Callable[[pd.DataFrame], list[str]],
+                   summary: Callable[[pd.DataFrame], list[dict[str, Any]]]) -> dict[str, Any]:
+    """Stamp a per-table run's records, merge them into ``out/csv`` and rewrite its section of ``BENCHMARKS.md``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        This run's records (a ``table`` column); ``run_date`` and ``machine`` are added.
+    out : pathlib.Path
+        The output directory (created if missing).
+    csv : str
+        The records' file name in ``out``: the rows of the tables this run did not fit are kept.
+    tables : sequence of str
+        The tables this run fitted.
+    section, summary : callable
+        The section's lines and its summary rows (each with ``table``, ``epsilon`` and ``verdict``),
+        from every record.
+
+    Returns
+    -------
+    dict
+        ``csv`` and ``markdown`` (paths written) and ``verdicts`` ({table: {ε: verdict}}) of ``tables``.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    frame = frame.assign(run_date=datetime.date.today().isoformat(),
+                         machine=f"{os.cpu_count()} CPU cores, {platform.machine()}, Python "
+                                 f"{platform.python_version()}, NumPy {np.__version__}")
+    path = out / csv
+    if path.exists():  # keep the tables this run did not fit
+        previous = pd.read_csv(path)
+        frame = pd.concat([previous[~previous["table"].isin(tables)], frame], ignore_index=True)
+    frame.to_csv(path, index=False)
+    markdown = replace_section(out / "BENCHMARKS.md", section(frame))
+    found: dict[str, dict[float, str]] = {}
+    for row in summary(frame):
+        if row["table"] in tables:
+            found.setdefault(row["table"], {})[row["epsilon"]] = row["verdict"]
+    return {"csv": str(path), "markdown": str(markdown), "verdicts": found}

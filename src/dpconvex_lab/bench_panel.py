@@ -28,11 +28,9 @@ renders them into ``BENCHMARKS.md``.
 
 from __future__ import annotations
 
-import datetime
 import importlib
 import os
 import pathlib
-import platform
 import time
 import warnings
 from collections.abc import Sequence
@@ -49,7 +47,7 @@ from dpconvex import PrivateLogisticRegression, PrivateRidge
 from dpconvex.objectives.losses import LogisticLoss, SquaredLoss
 from dpconvex.objectives.multiclass import MultinomialLogisticLoss
 from dpconvex_lab.baselines import BaselineUnavailable, diffprivlib_logistic, objpert, sgd_ma
-from dpconvex_lab.bench_markdown import replace_section, with_csv_section
+from dpconvex_lab.bench_markdown import save_table_run, with_csv_section
 from dpconvex_lab.bench_protocol import fit_seed
 from dpconvex_lab.bench_scaling import clear_dpconvex_caches
 from dpconvex_lab.panel_data import TABLES, PanelTable, load_panel_table
@@ -343,25 +341,11 @@ def run_panel(tables: Sequence[str] | None = None, epsilons: Sequence[float] | N
     if not all(np.isfinite(eps) and eps > 0 for eps in epsilons):
         raise ValueError(f"epsilons must be finite and > 0; got {list(epsilons)}.")
     start = time.perf_counter()
-    out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     frames = [run_table(name, epsilons=epsilons, plan=QUICK["plan"] if quick else None, seed=seed,
                         admin_rows=QUICK["admin_rows"] if quick else None, progress=progress) for name in tables]
-    frame = pd.concat(frames, ignore_index=True)
-    frame["run_date"] = datetime.date.today().isoformat()
-    frame["machine"] = (f"{os.cpu_count()} CPU cores, {platform.machine()}, Python {platform.python_version()}, "
-                        f"NumPy {np.__version__}")
-    path = out / CSV
-    if path.exists():  # keep the tables this run did not fit
-        previous = pd.read_csv(path)
-        frame = pd.concat([previous[~previous["table"].isin(tables)], frame], ignore_index=True)
-    frame.to_csv(path, index=False)
-    markdown = replace_section(out / "BENCHMARKS.md", panel_section(frame))
-    found: dict[str, dict[float, str]] = {}
-    for row in summary_rows(frame):
-        if row["table"] in tables:
-            found.setdefault(row["table"], {})[row["epsilon"]] = row["verdict"]
-    return {"csv": str(path), "markdown": str(markdown), "verdicts": found, "run_time_s": time.perf_counter() - start}
+    saved = save_table_run(pd.concat(frames, ignore_index=True), pathlib.Path(out), CSV, tables, panel_section,
+                           summary_rows)
+    return {**saved, "run_time_s": time.perf_counter() - start}
 
 
 def with_panel_section(text: str, out: str | os.PathLike) -> str:

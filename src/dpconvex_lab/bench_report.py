@@ -29,6 +29,7 @@ from dpconvex_lab.bench_adult_report import (
 )
 from dpconvex_lab.bench_datasets_report import CSV as DATASETS_CSV
 from dpconvex_lab.bench_datasets_report import with_datasets_section
+from dpconvex_lab.bench_discovery import with_discovery_section
 from dpconvex_lab.bench_headline import (  # noqa: F401 (re-exported: the report's vocabulary)
     DEFAULT_METHOD,
     HEADLINE_EPSILONS,
@@ -108,7 +109,8 @@ def render_markdown(out: pathlib.Path, *, command: str, run_time_s: float, delta
     if scaling.exists():
         lines += scaling_section(pd.read_csv(scaling), out)
     text = with_scale_section(with_datasets_section(with_selection_section("\n".join(lines), out), out), out)
-    return with_ledger_section(with_panel_section(with_planning_section(text, out), out), out)
+    return with_discovery_section(with_ledger_section(with_panel_section(with_planning_section(text, out), out), out),
+                                  out)
 
 
 def write_report(out: pathlib.Path, **kwargs: Any) -> dict[str, str]:

@@ -69,7 +69,8 @@ from dpconvex.datasets.encoding import encode, feature_names
 from dpconvex.datasets.tabular import TabularSchema
 
 __all__ = ["ADMIN_ROWS", "ADMIN_SCHEMA", "BLOCK", "CARDINALITIES", "DIABETES_RANGES", "INSTALL_HINT", "IRIS_RANGES",
-           "NUMERICAL", "PanelTable", "STATSMODELS_TABLES", "TABLES", "admin_frame", "load_admin", "load_panel_table"]
+           "NUMERICAL", "PanelTable", "STATSMODELS_TABLES", "TABLES", "admin_frame", "load_admin", "load_panel_table",
+           "modechoice_frame"]
 
 #: The tables of the panel, in the order of the report (small to large).
 TABLES: tuple[str, ...] = ("iris", "wine", "modechoice", "diabetes", "breast_cancer", "anes96", "digits", "fair",
@@ -304,14 +305,19 @@ def _statsmodels_table(name: str) -> tuple[np.ndarray, pd.DataFrame]:
     return encode(_code_texts(frame, spec["categorical"]), _schema(spec["categorical"], numerical)), frame
 
 
-def _modechoice() -> tuple[np.ndarray, np.ndarray]:
-    """One row per traveller: the four modes' level of service, income, party size; label the chosen mode 1..4."""
+def modechoice_frame() -> pd.DataFrame:
+    """One row per traveller: the four modes' level of service, income, party size, and ``chosen`` (mode 1..4)."""
     frame = _statsmodels_data("modechoice")
     wide = frame.pivot(index="individual", columns="mode", values=["ttme", "invc", "invt", "gc"])
     wide.columns = [f"{variable}_{MODES[int(mode)]}" for variable, mode in wide.columns]
     person = frame.groupby("individual")[["hinc", "psize"]].first()
     chosen = frame[frame["choice"] == 1].set_index("individual")["mode"]
-    table = wide.join(person).join(chosen.rename("chosen")).sort_index()
+    return wide.join(person).join(chosen.rename("chosen")).sort_index()
+
+
+def _modechoice() -> tuple[np.ndarray, np.ndarray]:
+    """The travellers' table encoded by its declared schema; label the chosen mode 1..4."""
+    table = modechoice_frame()
     return encode(table, _schema({}, MODECHOICE_RANGES)), table["chosen"].to_numpy(dtype=np.int64)
 
 

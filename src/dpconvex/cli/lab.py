@@ -57,7 +57,7 @@ def _run_reproduce(args: argparse.Namespace) -> dict:
 
 
 def add_bench(sub: argparse._SubParsersAction) -> None:
-    """Register ``dpconvex bench adult|breast_cancer|wine|digits|scale|planning|panel|ledger``.
+    """Register ``dpconvex bench adult|breast_cancer|wine|digits|scale|planning|panel|ledger|discovery``.
 
     Parameters
     ----------
@@ -68,7 +68,7 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("bench",
                        help="head-to-head benchmark (and, for adult, time vs n), written to docs/BENCHMARKS.md")
-    p.add_argument("dataset", choices=["adult", *BENCH_DATASETS, "scale", "planning", "panel", "ledger"],
+    p.add_argument("dataset", choices=["adult", *BENCH_DATASETS, "scale", "planning", "panel", "ledger", "discovery"],
                    help="UCI Adult (every method, peers, timings), a data set bundled with scikit-learn (the "
                         "defaults against non-private, majority and the peers that apply; 20 repeats of 5-fold CV), "
                         "or scale: in-memory NumPy against Dask on 4.9M x 120 rows, and an out-of-core Parquet run "
@@ -79,18 +79,23 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
                         "generated 1M-row table) against peers and references, a verdict per table and epsilon "
                         "(--tables to choose them; --quick: two small tables and a 20,000-row generated table), or "
                         "ledger: ten releases of the default and of noisy GD at epsilon 0.1 on Adult, their total by "
-                        "the privacy ledger against diffprivlib's composition formulas and dp-accounting")
+                        "the privacy ledger against diffprivlib's composition formulas and dp-accounting, or "
+                        "discovery: the default on every panel table from its raw cells (schema discovered privately "
+                        "with a share of the budget) against the declared schema, at epsilon 0.1 and 1, and the "
+                        "discovery's share 0.1 / 0.3 / 0.5 on the tables of 5,000 rows and more (--tables, --epsilons; "
+                        "--quick: iris, diabetes and fair, two folds, one seed)")
     p.add_argument("--task", default="all", choices=["all", *BENCH_TASKS],
                    help="logistic regression, huberised SVM, or both")
     p.add_argument("--quick", action="store_true",
                    help="two epsilons, two of the five folds, no oracle, small timings, one default-vs-scikit-learn "
                         "cell, a two-point tuned DP-SGD grid (CI); for panel: iris, diabetes and the generated table "
-                        "at 20,000 rows, two epsilons, two folds")
+                        "at 20,000 rows, two epsilons, two folds; for discovery: iris, diabetes and fair, two folds, "
+                        "one seed")
     p.add_argument("--repeats", type=_positive_int, default=None,
                    help="repetitions of stratified 5-fold CV (default: 2 for adult, 20 for the bundled data sets)")
     p.add_argument("--epsilons", type=_positive_float, nargs="+", default=None,
                    help="epsilons of the private entries (default: the full grid for adult, 0.1 0.5 1 2 for the "
-                        "bundled data sets and the panel)")
+                        "bundled data sets and the panel, 0.1 1 for discovery)")
     p.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
                    help="dpconvex methods (the default method, auto, is fitted once, as the entry 'auto (default)' "
                         "with only epsilon, delta, the label set and a seed)")
@@ -119,8 +124,9 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
                    help="run only the private model selection section (for --task) and rewrite its part of "
                         "BENCHMARKS.md")
     p.add_argument("--tables", nargs="+", choices=list(BENCH_PANEL_TABLES), default=None, metavar="TABLE",
-                   help=f"panel only: the tables to run, among {', '.join(BENCH_PANEL_TABLES)} (default: all; a run "
-                        "replaces its tables' rows of bench_panel.csv and keeps the others')")
+                   help=f"panel and discovery only: the tables to run, among {', '.join(BENCH_PANEL_TABLES)} "
+                        "(default: all; a run replaces its tables' rows of bench_panel.csv or bench_discovery.csv and "
+                        "keeps the others')")
     p.add_argument("--out", default="docs", help="directory for BENCHMARKS.md, the CSVs and the PNGs")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resume", action="store_true",
@@ -136,37 +142,42 @@ _ADULT_ONLY = {"methods": list(METHODS), "baselines": list(BENCH_BASELINES), "no
                "selection_only": False}
 
 
+def _refuse_options(args: argparse.Namespace, refused: dict, explanation: str) -> None:
+    """Raise ``ValueError`` naming the options in ``refused`` (name -> default) that ``args`` sets."""
+    given = [f"--{name.replace('_', '-')}" for name, default in refused.items() if getattr(args, name) != default]
+    if given:
+        raise ValueError(f"{', '.join(given)}: {explanation}: leave them out.")
+
+
 def _run_bench(args: argparse.Namespace) -> dict:
-    if args.tables is not None and args.dataset != "panel":
-        raise ValueError(f"--tables applies to 'bench panel' only; leave it out of 'bench {args.dataset}'.")
+    if args.tables is not None and args.dataset not in ("panel", "discovery"):
+        raise ValueError(f"--tables applies to 'bench panel' and 'bench discovery' only; leave it out of "
+                         f"'bench {args.dataset}'.")
     if args.dataset == "panel":
-        refused = {**_ADULT_ONLY, "task": "all", "repeats": None}
-        given = [f"--{name.replace('_', '-')}" for name, default in refused.items() if getattr(args, name) != default]
-        if given:
-            raise ValueError(f"{', '.join(given)}: not options of 'bench panel' (it takes --tables, --epsilons, "
-                             "--quick, --seed and --out; repetitions are set per table): leave them out.")
+        _refuse_options(args, {**_ADULT_ONLY, "task": "all", "repeats": None},
+                        "not options of 'bench panel' (it takes --tables, --epsilons, --quick, --seed and --out; "
+                        "repetitions are set per table)")
         from dpconvex_lab.bench_panel import run_panel
 
         return run_panel(args.tables, args.epsilons, out=args.out, seed=args.seed, quick=args.quick)
+    if args.dataset == "discovery":
+        _refuse_options(args, {**_ADULT_ONLY, "task": "all", "repeats": None},
+                        "not options of 'bench discovery' (it takes --tables, --epsilons, --quick, --seed and --out; "
+                        "folds and seeds are set per table)")
+        from dpconvex_lab.bench_discovery import run_discovery
+
+        return run_discovery(args.tables, args.epsilons, out=args.out, seed=args.seed, quick=args.quick)
     if args.dataset == "ledger":
-        refused = {**_ADULT_ONLY, "task": "all", "repeats": None, "epsilons": None, "quick": False}
-        given = [f"--{name.replace('_', '-')}" for name, default in refused.items() if getattr(args, name) != default]
-        if given:
-            raise ValueError(f"{', '.join(given)}: not options of 'bench ledger' (it takes --seed and --out): "
-                             "leave them out.")
+        _refuse_options(args, {**_ADULT_ONLY, "task": "all", "repeats": None, "epsilons": None, "quick": False},
+                        "not options of 'bench ledger' (it takes --seed and --out)")
         from dpconvex_lab.bench_ledger import run_ledger
 
         return run_ledger(out=args.out, seed=args.seed)
     if args.dataset == "planning":
         from dpconvex_lab.bench_planning import EPSILONS, run_planning
 
-        given = [f"--{name.replace('_', '-')}"
-                 for name, default in {**_ADULT_ONLY, "quick": False, "task": "all"}.items()
-                 if getattr(args, name) != default]
-        if given:
-            raise ValueError(f"{', '.join(given)}: not options of 'bench planning' (it takes --epsilons, --repeats, "
-                             "--seed and --out): leave them out.")
-
+        _refuse_options(args, {**_ADULT_ONLY, "quick": False, "task": "all"},
+                        "not options of 'bench planning' (it takes --epsilons, --repeats, --seed and --out)")
         return run_planning(out=args.out, epsilons=tuple(args.epsilons or EPSILONS), repeats=args.repeats or 3,
                             seed=args.seed)
     if args.dataset == "scale":
@@ -175,11 +186,8 @@ def _run_bench(args: argparse.Namespace) -> dict:
         sizes = dict(rows=200_000, out_of_core_rows=2_000_000, rows_per_block=50_000) if args.quick else {}
         return run_scale(out=args.out, seed=args.seed, **sizes)
     if args.dataset != "adult":
-        given = [f"--{name.replace('_', '-')}" for name, default in _ADULT_ONLY.items()
-                 if getattr(args, name) != default]
-        if given:
-            raise ValueError(f"{', '.join(given)} apply to 'bench adult' only; the bundled data sets run the "
-                             "default estimators against fixed references (leave them out).")
+        _refuse_options(args, _ADULT_ONLY, "apply to 'bench adult' only; the bundled data sets run the default "
+                                           "estimators against fixed references")
         from dpconvex_lab.bench_datasets import EPSILONS, REPEATS, run_datasets
 
         return run_datasets([args.dataset], epsilons=args.epsilons or EPSILONS, out=args.out, seed=args.seed,
