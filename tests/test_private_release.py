@@ -25,12 +25,16 @@ from dpconvex.datasets.private_release import (
     DISCOVERY_CONDITION,
     compose_discovery,
     discover_for_release,
+    discovery_spent_certificate,
     split_release_budget,
 )
 from dpconvex.datasets.private_schema import DiscoveryRecord
 from dpconvex.datasets.schema import TabularSchema
+from dpconvex.estimators import base, discovered_fit
 from dpconvex.estimators.discovered_fit import fit_with_discovery
 from dpconvex.estimators.preprocessing import PublicSchemaTransformer
+from dpconvex.exceptions import CalibrationError
+from dpconvex.mechanisms.private_mean import mean_epsilon
 from dpconvex.privacy.ledger import PrivacyLedger
 
 EPSILON, DELTA = 2.0, 1e-6
@@ -143,20 +147,81 @@ def test_fit_with_discovery_refuses_what_it_cannot_certify(discovered):
                            transformer.discovery)
 
 
-def test_a_regression_target_gets_private_bounds():
+def regression_release(n: int = 3000):
+    """A bare regression table, its privately discovered schema and record, its encoded features and the
+    target mapped onto [-1, 1] by the discovered bounds (as ``dpconvex train`` maps it)."""
     rng = np.random.default_rng(1)
-    n = 3000
     x = rng.uniform(0, 10, n)
     frame = pd.DataFrame({"x": x.round(2).astype(str), "y": (3 * x + rng.normal(0, 1, n)).round(2).astype(str)})
     schema, record = discover_for_release(frame, "y", epsilon=EPSILON, delta=DELTA, task="regression",
                                           random_state=0)
     lower, upper = schema.target_bounds
-    assert lower <= 1.0 and upper >= 28.0  # grid edges rounded outward around the 1 % and 99 % quantiles
     transformer = PublicSchemaTransformer(schema, discovery=record).fit(frame)
     target = np.clip(frame["y"].astype(float), lower, upper)
-    scaled = (target - (upper + lower) / 2) / ((upper - lower) / 2)
-    _, certificate = fit_with_discovery(PrivateRidge(random_state=0), transformer.transform(frame), scaled, record)
+    return schema, record, transformer.transform(frame), (target - (upper + lower) / 2) / ((upper - lower) / 2)
+
+
+def test_a_regression_target_gets_private_bounds():
+    schema, record, X, scaled = regression_release()
+    lower, upper = schema.target_bounds
+    assert lower <= 1.0 and upper >= 28.0  # grid edges rounded outward around the 1 % and 99 % quantiles
+    _, certificate = fit_with_discovery(PrivateRidge(random_state=0), X, scaled, record)
     assert certificate.epsilon <= EPSILON
+
+
+@pytest.fixture
+def counted_fits(monkeypatch):
+    """Every private-mean draw and every fit of the linear models, recorded as they happen."""
+    draws, fits = [], []
+    draw, fit = base.private_mean, base.PrivateLinearModel._fit_private
+
+    def counted_draw(*args, **kwargs):
+        draws.append(draw(*args, **kwargs))
+        return draws[-1]
+
+    def counted_fit(self, *args, **kwargs):
+        fits.append((self.epsilon, self.delta))
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(base, "private_mean", counted_draw)
+    monkeypatch.setattr(base.PrivateLinearModel, "_fit_private", counted_fit)
+    return draws, fits
+
+
+def test_a_refit_keeps_the_released_intercept_and_counts_it_once(counted_fits):
+    """PNSGD's bare (ε, δ) pair uses all of the training's δ, so fit_with_discovery fits again.  The decision
+    read the first fit's noisy mean (through its plan); the later fits keep that mean (no new draw), the
+    released model carries it and the composed certificate counts its ε₁ once."""
+    draws, fits = counted_fits
+    _, record, X, scaled = regression_release()
+    model, certificate = fit_with_discovery(PrivateRidge(method="pnsgd", random_state=0), X, scaled, record)
+    assert len(fits) >= 2 and len(draws) == 1
+    first = draws[0]
+    assert first.epsilon == mean_epsilon(X.shape[0], record.release.training_epsilon)  # the first fit's share
+    assert model.intercept_ == first.value and not hasattr(model, "_kept_intercept")  # a later fit draws anew
+    assert model.privacy_report_.assumptions["intercept_epsilon"] == first.epsilon
+    # the model's own part: the last fit's ε less the kept ε₁ (not less a new share of the smaller ε)
+    assert model.privacy_report_.epsilon <= fits[-1][0] * (1 + ROUNDING_MARGIN)
+    assert certificate.epsilon <= EPSILON
+
+
+def test_a_release_that_gives_up_says_what_its_intercept_spent(counted_fits, monkeypatch):
+    draws, _ = counted_fits
+    _, record, X, scaled = regression_release()
+    monkeypatch.setattr(discovered_fit, "MAX_FITS", 1)  # PNSGD's first fit always needs a second
+    with pytest.raises(CalibrationError) as raised:
+        fit_with_discovery(PrivateRidge(method="pnsgd", random_state=0), X, scaled, record)
+    assert raised.value.intercept_epsilon == draws[0].epsilon > 0
+    with pytest.raises(CalibrationError) as raised:
+        fit_with_discovery(PrivateRidge(method="pnsgd", fit_intercept=False, random_state=0), X, scaled, record)
+    assert raised.value.intercept_epsilon == 0.0 and len(draws) == 1
+    # the stopped release's record: the discovery's pair plus ε₁ by basic composition
+    exact = record.epsilon(DELTA) + draws[0].epsilon  # μ_d-GDP plus δ_sel read at δ, then ε₁ added
+    spent = discovery_spent_certificate(record.release, draws[0].epsilon)
+    assert exact <= spent.epsilon <= exact * (1 + ROUNDING_MARGIN) * (1 + 1e-12)  # round_up: one margin
+    assert spent.delta == DELTA and "private mean" in spent.bound
+    with pytest.raises(ValueError, match="intercept_epsilon"):
+        discovery_spent_certificate(record.release, -0.1)
 
 
 def test_provenance_round_trips_and_is_absent_by_default(tmp_path):

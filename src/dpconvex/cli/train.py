@@ -238,11 +238,13 @@ def _fit(model_class: type, keywords: dict, split) -> tuple:
     return model, scale, offset, score, certificate
 
 
-def _record_spent(ledger, args: argparse.Namespace, share: float, label: str) -> None:
-    """Record in ``ledger`` (and its file) what a stopped release's schema discovery spent."""
+def _record_spent(ledger, args: argparse.Namespace, share: float, label: str, error: Exception) -> None:
+    """Record in ``ledger`` (and its file) what a stopped release's schema discovery spent (and the private-mean
+    intercept ``error`` says was drawn, :func:`~dpconvex.estimators.discovered_fit.fit_with_discovery`)."""
     from dpconvex.datasets.private_release import discovery_spent_certificate, split_release_budget
 
-    spent = discovery_spent_certificate(split_release_budget(args.epsilon, args.delta, share))
+    spent = discovery_spent_certificate(split_release_budget(args.epsilon, args.delta, share),
+                                        getattr(error, "intercept_epsilon", 0.0))
     ledger.record(spent, f"{label} (schema discovered, training not run)")
     ledger.to_json(args.ledger)
 
@@ -293,7 +295,7 @@ def _train_split(args: argparse.Namespace, model_class: type, regression: bool) 
             model, scale, offset, score, certificate = _fit(model_class, keywords, split)
         except (ValueError, RuntimeError) as error:
             if ledger is not None and (split is not None or isinstance(error, DiscoverySpentError)):
-                _record_spent(ledger, args, share, f"{model_class.__name__} fit {len(ledger.releases) + 1}")
+                _record_spent(ledger, args, share, f"{model_class.__name__} fit {len(ledger.releases) + 1}", error)
             raise
     else:
         split = load_train_test(csv=args.csv, target=args.target, positive=args.positive, schema=args.schema,

@@ -183,28 +183,36 @@ def discover_for_release(frame: pd.DataFrame, target: str | None, *, epsilon: fl
     return schema, replace(record, release=budget)
 
 
-def discovery_spent_certificate(budget: ReleaseBudget) -> PrivacyCertificate:
+def discovery_spent_certificate(budget: ReleaseBudget, intercept_epsilon: float = 0.0) -> PrivacyCertificate:
     """The discovery's part of a release that stopped before its training, as a pair at the release's δ.
 
     The discovery spends at most μ_d-GDP plus δ_sel (``budget.discovery_mu``, ``budget.discovery_delta``,
     whatever it found), so the pair (ε_d, δ) with ε_d = :meth:`DiscoveryRecord.epsilon
     <dpconvex.datasets.private_schema.DiscoveryRecord.epsilon>` (δ) rounded up is valid (a pair-only
-    certificate: a ledger composes it as such).
+    certificate: a ledger composes it as such).  A private-mean intercept drawn before the stop
+    (ε₁-DP, pure) adds ε₁ (basic composition).
 
     Parameters
     ----------
     budget : ReleaseBudget
         The release's split (:func:`split_release_budget`).
+    intercept_epsilon : float, default 0.0
+        ε₁ of a private-mean intercept drawn before the stop (``CalibrationError.intercept_epsilon`` of
+        :func:`~dpconvex.estimators.discovered_fit.fit_with_discovery`), ≥ 0.
 
     Returns
     -------
     PrivacyCertificate
     """
-    epsilon = round_up(DiscoveryRecord(mu=budget.discovery_mu, delta=budget.discovery_delta).epsilon(budget.delta))
+    if not (math.isfinite(intercept_epsilon) and intercept_epsilon >= 0.0):
+        raise ValueError(f"intercept_epsilon must be finite and >= 0; got {intercept_epsilon!r}.")
+    discovery = DiscoveryRecord(mu=budget.discovery_mu, delta=budget.discovery_delta).epsilon(budget.delta)
+    bound = "schema discovery" + (" + private mean (training stopped)" if intercept_epsilon else " (training not run)")
     return PrivacyCertificate(
-        mechanism="schema_discovery", epsilon=epsilon, delta=budget.delta, bound="schema discovery (training not run)",
+        mechanism="schema_discovery", epsilon=round_up(discovery + intercept_epsilon), delta=budget.delta, bound=bound,
         theorem=DISCOVERY_THEOREM, conditions=("replace-one neighbours", "n and the header public"),
-        assumptions={"discovery_mu": budget.discovery_mu, "discovery_delta": budget.discovery_delta},
+        assumptions={"discovery_mu": budget.discovery_mu, "discovery_delta": budget.discovery_delta,
+                     "intercept_epsilon": intercept_epsilon},
         order=None, conversion="pair: mu-GDP plus an additive delta, read at the release's delta", sigma=0.0,
         iterations=0,
     )

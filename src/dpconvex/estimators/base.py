@@ -198,7 +198,9 @@ class PrivateLinearModel(BaseEstimator):
             else:
                 y, _ = enforce_label_bound(y, label_bound, strict=self.strict)  # the count stays in the warning
             random_state = make_rng(self.random_state)  # one stream: the intercept's noise, then the model's
-            mean = private_mean(y, label_bound, mean_epsilon(y.shape[0], self.epsilon), random_state)
+            # a refit by fit_with_discovery keeps the intercept its first fit released, for this fit only
+            mean = vars(self).pop("_kept_intercept", None) or private_mean(
+                y, label_bound, mean_epsilon(y.shape[0], self.epsilon), random_state)
             y, label_bound, epsilon = y - mean.value, label_bound + abs(mean.value), self.epsilon - mean.epsilon
         if on_cluster:  # clipped block by block, the intercept's column appended on the workers
             design = dask_data(X, y, data_norm=data_norm, label_bound=label_bound,
@@ -257,7 +259,7 @@ class PrivateLinearModel(BaseEstimator):
             intercept = intercept + mean.value
         self.intercept_ = float(intercept) if np.ndim(intercept) == 0 else np.asarray(intercept, dtype=float)
         self.l2_regularization_ = float(result.certificate.assumptions.get("l2_regularization", l2))
-        self.privacy_report_ = certificate
+        self.privacy_report_, self._released_intercept_ = certificate, mean
         if self.ledger is not None:
             self.ledger.record(certificate, f"{type(self).__name__} fit {len(self.ledger.releases) + 1}",
                                self.ledger_partition)
@@ -364,10 +366,7 @@ class PrivateClassifier(ClassifierMixin, PrivateLinearModel):
         return LABELS_FROM_DATA.format(labels=shown, declared=listed)
 
     def _declared_classes(self) -> np.ndarray:
-        """The declared ``classes``, sorted.
-
-        ``ValueError`` naming the parameter unless two or more distinct sortable labels.
-        """
+        """The declared ``classes``, sorted (``ValueError`` naming the parameter unless two or more distinct labels)."""
         declared = np.asarray(self.classes)
         if declared.ndim == 1 and declared.dtype == object and any(label is None for label in declared):
             raise ValueError(f"The 'classes' parameter holds None; labels must be values of one sortable type "

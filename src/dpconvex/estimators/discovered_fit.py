@@ -10,10 +10,15 @@ PNSGD) uses all of its δ, leaving none for the discovery's Gaussian part: it is
 the training's δ, the other half going to the discovery.  Only the last fit
 is released, and the decision to fit again reads certificates only, which depend on public
 quantities (n, d, the declared bounds, ε, δ), never on the records: the discarded fits cost nothing.
-One exception, not yet closed: with the private-mean intercept (``PrivateRidge``'s default) the
-model's plan, hence its certificate's curve, depends on the released noisy mean (its bound is
-Y + |mean|), so the decision reads a number that varies with the data (by about 1e-9 in ε where
-measured) and that the composed certificate does not count.
+
+With the private-mean intercept (``PrivateRidge``'s default) the model's plan, hence its
+certificate's curve, also depends on the released noisy mean m̂ (the centred targets' bound is
+Y + |m̂|), so the decision reads m̂.  Every later fit therefore keeps the first
+fit's m̂ (no new draw) and trains the model on the rest of its ε: the decision is then a
+post-processing of m̂, which the released model carries and whose ε₁ the composed certificate counts
+once; a fresh draw per fit would leave each discarded m̂, read by the decision, uncounted.  When no
+fit composes within the budget, the error's ``intercept_epsilon`` is that ε₁, spent with the
+discovery (``dpconvex train --ledger`` records both).
 """
 
 from __future__ import annotations
@@ -68,7 +73,9 @@ def fit_with_discovery(estimator: BaseEstimator, X: Any, y: Any, discovery: Disc
     ValueError
         If ``discovery`` carries no split or ``estimator`` has a ledger.
     CalibrationError
-        If :data:`MAX_FITS` fits do not bring the composition within the release's ε.
+        If :data:`MAX_FITS` fits do not bring the composition within the release's ε; its
+        ``intercept_epsilon`` is the ε₁ of the private-mean intercept drawn (0.0 without one), which
+        was spent beside the discovery.
     """
     release = discovery.release
     if release is None:
@@ -78,10 +85,13 @@ def fit_with_discovery(estimator: BaseEstimator, X: Any, y: Any, discovery: Disc
         raise ValueError("fit_with_discovery records nothing: set the estimator's ledger=None and record the "
                          "composed certificate it returns (PrivacyLedger.record)")
     epsilon, delta = release.training_epsilon, release.training_delta
-    certificate = None
+    certificate, kept = None, None
     for _ in range(MAX_FITS):
         model = clone(estimator).set_params(epsilon=epsilon, delta=delta)
+        if kept is not None:  # the intercept the first fit released (module docstring): no new draw
+            model._kept_intercept = kept
         model.fit(X, y, **fit_params)
+        kept = getattr(model, "_released_intercept_", None)
         training = model.privacy_report_
         if math.isfinite(training.epsilon) and _pairs_delta(training) >= release.training_delta:
             delta = release.training_delta / 2.0  # a bare (ε, δ) pair leaves the discovery no δ: half of it
@@ -93,12 +103,14 @@ def fit_with_discovery(estimator: BaseEstimator, X: Any, y: Any, discovery: Disc
         if not math.isfinite(certificate.epsilon) or certificate.epsilon <= release.epsilon:
             return model, certificate
         epsilon = min(epsilon * _SHRINK, epsilon - (certificate.epsilon - release.epsilon))
-        if not epsilon > 0.0:
+        if not epsilon > (0.0 if kept is None else kept.epsilon):  # the model needs some of ε beside m̂
             break
     last = "none composed" if certificate is None else f"the last: {certificate.epsilon!r}"
-    raise CalibrationError(f"{MAX_FITS} fits composed with the schema discovery all exceeded epsilon="
-                           f"{release.epsilon!r} ({last}); raise the discovery's share or choose a method "
-                           "certified by a GDP bound (e.g. method='noisy_gd')")
+    error = CalibrationError(f"{MAX_FITS} fits composed with the schema discovery all exceeded epsilon="
+                             f"{release.epsilon!r} ({last}); raise the discovery's share or choose a method "
+                             "certified by a GDP bound (e.g. method='noisy_gd')")
+    error.intercept_epsilon = 0.0 if kept is None else kept.epsilon  # spent, with the discovery
+    raise error
 
 
 def _pairs_delta(certificate: PrivacyCertificate) -> float:
