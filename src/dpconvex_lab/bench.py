@@ -73,9 +73,11 @@ ORACLE_GRID = (1e-4, 1e-2)
 ORACLE_EPSILONS = (0.05, 0.1, 0.2)
 #: ``--quick``: two ε, the first two of the five folds, no oracle section, small timing sizes, one
 #: default-vs-scikit-learn cell on 10 % of Adult (first task only) and the tuned DP-SGD section on
-#: :data:`.bench_tuned.QUICK_GRID` (two cheap grid points) (CI, < 2 min).
+#: :data:`.bench_tuned.QUICK_GRID` (two cheap grid points), and of the named methods only the default's
+#: two families (noisy GD and noisy SGD) unless ``methods`` names others (CI, ~2 min).
 QUICK = {"epsilons": (0.05, 0.2), "repeats": 1, "folds": 2, "oracle_epsilons": (), "sizes": (5_000, 10_000),
-         "synthetic": None, "speed_epsilons": (1.0,), "speed_replications": (0.1,)}
+         "synthetic": None, "speed_epsilons": (1.0,), "speed_replications": (0.1,),
+         "methods": ("noisy_gd", "noisy_sgd")}
 SPEED_CSV = "bench_default_speed.csv"
 
 
@@ -187,7 +189,7 @@ def run_adult_benchmark(
     task: str = "all",
     epsilons: Sequence[float] = FULL_EPSILONS,
     repeats: int = 2,
-    methods: Sequence[str] = tuple(METHODS),
+    methods: Sequence[str] | None = None,
     baselines: Sequence[str] = tuple(BASELINES),
     oracle_epsilons: Sequence[float] = ORACLE_EPSILONS,
     sizes: Sequence[int] | None = None,
@@ -212,7 +214,8 @@ def run_adult_benchmark(
     ----------
     out_dir : path, default "docs"
     task : {"all", "logistic", "svm"}
-    epsilons, repeats, methods, baselines, oracle_epsilons : the grid (see the module docstring).
+    epsilons, repeats, methods, baselines, oracle_epsilons : the grid (see the module docstring);
+        ``methods=None``: every method of :data:`dpconvex.mechanisms.METHODS` (:data:`QUICK`'s with ``quick``).
     sizes, synthetic : Adult replicate sizes and the synthetic shape of the timing part; ``sizes=()``
         and ``synthetic=None`` skip it (the previous timing CSV, if any, is kept).
     speed_epsilons, speed_replications : the default-vs-scikit-learn speed table
@@ -271,6 +274,8 @@ def run_adult_benchmark(
         if not replication > 0 or (replication >= 1 and replication != int(replication)):
             raise ValueError(f"a speed replication must be an integer >= 1 or a fraction in (0, 1); "
                              f"got {replication!r}.")
+    if methods is None:
+        methods = QUICK["methods"] if quick else tuple(METHODS)
     if quick:
         speed_tasks = speed_tasks[:1]
         epsilons, repeats, oracle_epsilons = QUICK["epsilons"], QUICK["repeats"], QUICK["oracle_epsilons"]

@@ -96,9 +96,10 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilons", type=_positive_float, nargs="+", default=None,
                    help="epsilons of the private entries (default: the full grid for adult, 0.1 0.5 1 2 for the "
                         "bundled data sets and the panel, 0.1 1 for discovery)")
-    p.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
-                   help="dpconvex methods (the default method, auto, is fitted once, as the entry 'auto (default)' "
-                        "with only epsilon, delta, the label set and a seed)")
+    p.add_argument("--methods", nargs="+", choices=list(METHODS), default=None,
+                   help="dpconvex methods (default: all; with --quick: noisy_gd and noisy_sgd); the default method, "
+                        "auto, is fitted once, as the entry 'auto (default)' with only epsilon, delta, the label set "
+                        "and a seed")
     p.add_argument("--baselines", nargs="*", choices=list(BENCH_BASELINES), default=list(BENCH_BASELINES))
     p.add_argument("--no-timing", action="store_true",
                    help="skip the time-vs-n part and, unless --speed-epsilons is given, the default-vs-scikit-learn "
@@ -136,7 +137,7 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
 
 
 #: ``bench`` options that only the Adult benchmark reads, with their defaults.
-_ADULT_ONLY = {"methods": list(METHODS), "baselines": list(BENCH_BASELINES), "no_timing": False,
+_ADULT_ONLY = {"methods": None, "baselines": list(BENCH_BASELINES), "no_timing": False,
                "speed_epsilons": None, "speed_replications": None, "no_speed": False, "no_oracle": False,
                "no_tuned": False, "replicates": None, "resume": False, "no_selection": False,
                "selection_only": False}
