@@ -46,7 +46,10 @@ class UnderstatedHuberLoss(HuberizedHingeLoss):
 
 @pytest.fixture(scope="module")
 def results():
-    return sweep("each", workers=2)
+    # Half of dpconvex soundness's default search (16 starts, 80 polishing steps) in this one process (pytest-xdist
+    # already runs a test file per core): ~105 s instead of ~215 s serial.  Every mechanism's largest ratio
+    # still reaches 1.0 (sco_noisy_sgd 0.95, exempt below), as at the default (measured 2026-11-28).
+    return sweep("each", samples=8, polish=40, workers=1)
 
 
 @pytest.mark.slow
