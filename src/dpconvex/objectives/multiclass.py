@@ -137,7 +137,7 @@ class _ClassMatrixLoss(Loss):
     def class_indices(self, y: NDArray) -> NDArray[np.intp]:
         """``y`` as integer class indices, refusing any label outside 0..K−1 or not an integer."""
         y = np.asarray(y, dtype=float)
-        valid = np.isin(y, np.arange(self.n_classes))
+        valid = (y >= 0) & (y < self.n_classes) & (y == np.floor(y))  # an integer in 0..K−1 (NaN fails all three)
         if y.ndim != 1 or not np.all(valid):
             got = np.unique(y[~valid])[:5] if y.ndim == 1 else f"shape {y.shape}"
             raise ValueError(f"y must be a 1-d array of class indices in 0..{self.n_classes - 1} "
