@@ -149,8 +149,8 @@ def test_notes_constrained_noisy_gd():
 
 
 def test_issue_example():
-    """Issue 15: n 40000, b 400, 100 epochs, cyclic, η = 1, σ = 4 on the sum, S_g = 2, M = 0.26, m = 0
-    (c = 1), D = 2, δ = 1e-8.  Composition gives ε = 39.9; the notes' constrained NoisyCGD form
+    """The large cyclic configuration: n 40000, b 400, 100 epochs, cyclic, η = 1, σ = 4 on the sum, S_g = 2,
+    M = 0.26, m = 0 (c = 1), D = 2, δ = 1e-8.  Composition gives ε = 39.9; the notes' constrained NoisyCGD form
     13.2; the lemma's optimum is the c = 1 cyclic value (S_g/σ)·sqrt(1 + (E − 1)/l) (D does not help)."""
     sizes = si.batch_partition(40000, 400)
     s, nu = 1.0 * 2.0 / 400, 1.0 * 4.0 / 400

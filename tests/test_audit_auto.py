@@ -1,5 +1,5 @@
-"""The audit targets of ``method="auto"`` train exactly what ``auto`` trains (issue 14: every
-configuration ``auto`` can pick is registered in the audit harness and passes).
+"""The audit targets of ``method="auto"`` train exactly what ``auto`` trains: every
+configuration ``auto`` can pick is registered in the audit harness and passes.
 
 ``auto`` refuses a given σ, so the targets replay its call of the trainer with σ as a parameter (the
 halved-noise mutant needs it); these tests pin that replay to ``auto`` itself, bit for bit, at the

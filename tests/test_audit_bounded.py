@@ -1,5 +1,5 @@
-"""The bounded-domain audit target ``noisy-sgd-bounded`` (issue 15: "the audit harness has a bounded-domain
-target whose certificate comes from the new bound, and it passes").
+"""The bounded-domain audit target ``noisy-sgd-bounded``: the audit harness has a bounded-domain
+target whose certificate comes from the new bound, and it passes.
 
 The target (:mod:`dpconvex.audit.targets_bounded`) runs the real noisy SGD trainer with cyclic batches,
 λ = 0 and an L2 ball, where the certificate is ``shifted-interpolation`` and the ball's diameter lowers it.

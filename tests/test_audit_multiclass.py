@@ -1,4 +1,4 @@
-"""The audit targets of ``method="auto"`` on the K-class losses (issue 16): they train exactly what ``auto``
+"""The audit targets of ``method="auto"`` on the K-class losses: they train exactly what ``auto``
 trains, their canaries' gradients differ as the module docstring derives, the honest targets pass and
 the halved-noise mutants fail.
 

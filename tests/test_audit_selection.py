@@ -1,5 +1,5 @@
-"""The private-selection audit targets ``selection`` and ``selection-geometric`` (issue 18: "a selection target in
-the audit harness (worst-case neighbours that change which candidate wins) passes").
+"""The private-selection audit targets ``selection`` and ``selection-geometric``: a selection target in
+the audit harness (worst-case neighbours that change which candidate wins) passes.
 
 The targets (:mod:`dpconvex.audit.targets_selection`) run the selection's own code
 (:mod:`dpconvex.mechanisms.selection`, as ``PrivateSelectionCV.fit`` does) with the real noisy_gd trainer,

@@ -1,4 +1,4 @@
-"""The head-to-head benchmark driver (issues 7, 14) on a small separable data set, and its quick mode on Adult."""
+"""The head-to-head benchmark driver on a small separable data set, and its quick mode on Adult."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The bundled data sets (public bounds, unit rows) and their benchmark (issue 16, item 4)."""
+"""The bundled data sets (public bounds, unit rows) and their benchmark."""
 
 from __future__ import annotations
 

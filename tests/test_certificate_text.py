@@ -1,4 +1,4 @@
-"""No certificate states contradictory release conditions (issue 19, item 5).
+"""No certificate states contradictory release conditions.
 
 A hidden-state bound certifies the last iterate only; composition certifies every iterate and so any
 function of them (their mean).  Each bound states its own release condition, and the mechanism's

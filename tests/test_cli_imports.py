@@ -1,4 +1,4 @@
-"""The ``dpconvex`` command imports its heavy modules only for the subcommands that need them (issue 16, item 5).
+"""The ``dpconvex`` command imports its heavy modules only for the subcommands that need them.
 
 Each case runs the command in a fresh interpreter and lists which of :data:`HEAVY` ended up in
 ``sys.modules``: ``dpconvex --help`` and every ``dpconvex account ...`` must load none of them.  The

@@ -1,4 +1,4 @@
-"""Every choice read from the private data is visible in the certificate (issue 19, item 3).
+"""Every choice read from the private data is visible in the certificate.
 
 ``VOIDING`` lists each path through the public API where a bound, scale, category set or label set
 is read from the data: its certificate must say ε = ∞ ("inf" in JSON) with the reason in its notes,

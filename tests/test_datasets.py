@@ -237,7 +237,7 @@ def test_infer_warns_and_reads_data() -> None:
     assert schema.categorical == {"c": ("a", "b")}
     assert schema.numerical == {"n": (-1.0, 7.0)}
     with pytest.raises(ValueError, match="allow_data_dependent=True"):
-        preprocess(frame, schema)  # the Python route of issue 19: no silent finite certificate downstream
+        preprocess(frame, schema)  # the Python route: no silent finite certificate downstream
     _, y = preprocess(frame, schema, allow_data_dependent=True)
     np.testing.assert_array_equal(y, [-1, 1, -1])
 

@@ -1,4 +1,4 @@
-"""Multi-class estimators and DataFrame input (issue 16, scope items 1 and 3).
+"""Multi-class estimators and DataFrame input.
 
 Numbers come from independent computations: scikit-learn's non-private multinomial fit for the
 accuracy reference, the losses' closed-form constants (derived in dpconvex.objectives.multiclass),

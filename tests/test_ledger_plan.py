@@ -114,11 +114,16 @@ def test_a_refused_refit_forgets_the_previous_fit(data):
 
 def test_a_refused_private_mean_fit_never_computes_the_mean(data, monkeypatch):
     ledger = PrivacyLedger(budget=(1.0, 1e-5))
-    PrivateRidge(epsilon=0.6, delta=1e-6, ledger=ledger, random_state=0).fit(data[0], data[0][:, 0])
+    model = PrivateRidge(epsilon=0.6, delta=1e-6, ledger=ledger, random_state=0).fit(data[0], data[0][:, 0])
     monkeypatch.setattr(estimator_base, "private_mean", _boom)
     with pytest.raises(BudgetExceededError):
         PrivateRidge(epsilon=0.6, delta=1e-6, ledger=ledger, random_state=0).fit(data[0], data[0][:, 0])
     assert len(ledger.releases) == 1
+    with pytest.raises(BudgetExceededError):  # the refused refit forgets every fitted attribute, private ones too
+        model.fit(data[0], data[0][:, 0])
+    assert not [name for name in vars(model) if name.endswith("_")]
+    with pytest.raises(NotFittedError):
+        model.predict(data[0])
 
 
 @pytest.mark.parametrize("filter_", ["auto", "gdp", "renyi", "basic"])

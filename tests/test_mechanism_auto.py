@@ -1,4 +1,4 @@
-"""``method="auto"`` (issue 14): the rule, its independence from the data, tail averaging, fast PLD calibration.
+"""``method="auto"``: the rule, its independence from the data, tail averaging, fast PLD calibration.
 
 Statistical statements: none (every check here is deterministic given its seed, or exact).
 """

@@ -69,7 +69,7 @@ def test_the_planners_used_by_auto_refuse_it_too():
 
 
 def test_the_issue_reproduction_raises():
-    """Issue 19: noiseless ‖w_T − w'_T‖ = 0.02387 on this data set and its neighbour (first row
+    """The ℓ_p-ball defect: noiseless ‖w_T − w'_T‖ = 0.02387 on this data set and its neighbour (first row
     negated) against a certified sensitivity of 0.02000 — now refused; the L2 ball still trains."""
     X = np.tile([-0.048525828186841105, -0.9988219280726576], (100, 1))
     X[0] = [0.9982766030804388, -0.05868410127266345]

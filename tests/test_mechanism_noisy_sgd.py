@@ -1,4 +1,4 @@
-"""Mini-batch noisy SGD trainer (issue 8): batches, clipping, defaults, certificates, method="auto".
+"""Mini-batch noisy SGD trainer: batches, clipping, defaults, certificates, method="auto".
 
 The accountant's own checks (every bound ≥ the exact squared-loss divergence, best-of ≤ each bound,
 calibration never overshoots, excluded bounds refused) are in tests/test_accounting_noisy_sgd.py;
@@ -298,7 +298,7 @@ def _exact_cyclic_quadratic_mu(n, b, epochs, eta, l2, sensitivity, sigma):
 @pytest.mark.parametrize("n, b, epochs, eta", [(100, 99, 50, 0.1), (10, 9, 10, 0.2), (100, 99, 20, 0.2),
                                                (12, 5, 8, 0.3)])
 def test_unequal_last_batch_certificate_covers_the_exact_gaussian_law(n, b, epochs, eta):
-    # Review of issue 19: with b ∤ n the short last batch is only λ + |B|/b strongly convex, and
+    # Soundness review: with b ∤ n the short last batch is only λ + |B|/b strongly convex, and
     # declaring the full-batch m let bok-cgd certify ε = 1.0 where the exact law gives 1.36.
     from dpconvex.accounting.gdp import gdp_epsilon
     from dpconvex.objectives.constraints import Unconstrained
@@ -315,7 +315,7 @@ def test_unequal_last_batch_certificate_covers_the_exact_gaussian_law(n, b, epoc
     assert cert.assumptions["strong_convexity"] == pytest.approx((n - (math.ceil(n / b) - 1) * b) / b)
 
 
-# ----------------------------------------------------------------------------- Poisson sampler (issue 14)
+# ----------------------------------------------------------------------------- Poisson sampler
 def _batches_module():
     import importlib
 

@@ -1,5 +1,5 @@
 """``METHOD_ADVICE``: the one-line advice ``dpconvex train --method M`` prints on stderr for the methods
-that are faithful reproductions rather than accurate trainers (issue 14, item 4).
+that are faithful reproductions rather than accurate trainers.
 
 Runs in-process through ``main`` on a small CSV with a schema (300 rows, a few columns), so it is
 fast and does not need the Adult files.

@@ -14,7 +14,6 @@ import pytest
 import dpconvex
 from dpconvex._moved import MOVED
 
-
 #: Run in one fresh interpreter (a module imports once per process; no alias imports another, as the
 #: last test checks): for each old path, "" if it warns naming the new path and is the new module, else why not.
 _CHECK_EVERY_OLD_PATH = """

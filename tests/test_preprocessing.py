@@ -1,6 +1,6 @@
-"""PublicSchemaTransformer, the missing-value options of TabularSchema and robust CSV reading (issue 16, item 2).
+"""PublicSchemaTransformer, the missing-value options of TabularSchema and robust CSV reading.
 
-Each bad input of the issue's table (missing values in every column type, unseen categories at predict
+Each bad input (missing values in every column type, unseen categories at predict
 time, a CSV with a BOM / semicolons / quoted fields, an empty column, a target with missing values) gets
 its documented behaviour or a ``ValueError`` naming the column and what to do, through Python and the CLI.
 """

@@ -34,7 +34,8 @@ from dpconvex.estimators import base, discovered_fit
 from dpconvex.estimators.discovered_fit import fit_with_discovery
 from dpconvex.estimators.preprocessing import PublicSchemaTransformer
 from dpconvex.exceptions import CalibrationError
-from dpconvex.mechanisms.private_mean import mean_epsilon
+from dpconvex.mechanisms.private_mean import MAX_MEAN_SHARE, mean_epsilon
+from dpconvex.privacy.dp_events import PrivacyCurve, certificate_parts
 from dpconvex.privacy.ledger import PrivacyLedger
 
 EPSILON, DELTA = 2.0, 1e-6
@@ -169,6 +170,10 @@ def test_a_regression_target_gets_private_bounds():
     assert certificate.epsilon <= EPSILON
 
 
+def _refuse(*args, **kwargs):
+    raise RuntimeError("the training refused")
+
+
 @pytest.fixture
 def counted_fits(monkeypatch):
     """Every private-mean draw and every fit of the linear models, recorded as they happen."""
@@ -201,8 +206,21 @@ def test_a_refit_keeps_the_released_intercept_and_counts_it_once(counted_fits):
     assert model.intercept_ == first.value and not hasattr(model, "_kept_intercept")  # a later fit draws anew
     assert model.privacy_report_.assumptions["intercept_epsilon"] == first.epsilon
     # the model's own part: the last fit's ε less the kept ε₁ (not less a new share of the smaller ε)
-    assert model.privacy_report_.epsilon <= fits[-1][0] * (1 + ROUNDING_MARGIN)
+    intercept, model_part = certificate_parts(model.privacy_report_)
+    assert intercept.epsilon == first.epsilon
+    assert model_part.epsilon <= (fits[-1][0] - first.epsilon) * (1 + ROUNDING_MARGIN) ** 2
     assert certificate.epsilon <= EPSILON
+
+
+def test_a_release_whose_epsilon_would_not_cover_the_kept_intercept_stops(counted_fits, monkeypatch):
+    """A refit with less ε than the kept intercept spent leaves the model nothing: the release stops, and the
+    error says what the intercept spent."""
+    draws, fits = counted_fits
+    _, record, X, scaled = regression_release()
+    monkeypatch.setattr(discovered_fit, "_SHRINK", 0.01)  # the third fit would get 1 % of the second's ε
+    with pytest.raises(CalibrationError, match="private-mean intercept drawn spent epsilon") as raised:
+        fit_with_discovery(PrivateRidge(method="pnsgd", random_state=0), X, scaled, record)
+    assert len(fits) == 2 and len(draws) == 1 and raised.value.intercept_epsilon == draws[0].epsilon
 
 
 def test_a_release_that_gives_up_says_what_its_intercept_spent(counted_fits, monkeypatch):
@@ -215,11 +233,18 @@ def test_a_release_that_gives_up_says_what_its_intercept_spent(counted_fits, mon
     with pytest.raises(CalibrationError) as raised:
         fit_with_discovery(PrivateRidge(method="pnsgd", fit_intercept=False, random_state=0), X, scaled, record)
     assert raised.value.intercept_epsilon == 0.0 and len(draws) == 1
+    # an error inside the first fit (here: the training refuses) counts the largest share the mean may have had
+    monkeypatch.setattr(base.PrivateLinearModel, "_fit_private", _refuse)
+    with pytest.raises(RuntimeError, match="refused") as raised:
+        fit_with_discovery(PrivateRidge(random_state=0), X, scaled, record)
+    assert raised.value.intercept_epsilon == MAX_MEAN_SHARE * record.release.training_epsilon
     # the stopped release's record: the discovery's pair plus ε₁ by basic composition
     exact = record.epsilon(DELTA) + draws[0].epsilon  # μ_d-GDP plus δ_sel read at δ, then ε₁ added
     spent = discovery_spent_certificate(record.release, draws[0].epsilon)
     assert exact <= spent.epsilon <= exact * (1 + ROUNDING_MARGIN) * (1 + 1e-12)  # round_up: one margin
-    assert spent.delta == DELTA and "private mean" in spent.bound
+    assert spent.delta == DELTA and spent.bound.startswith("private mean + ")
+    assert certificate_parts(spent)[0] == PrivacyCurve.pair(draws[0].epsilon, 0.0)  # the ledger sees both parts
+    assert "intercept_epsilon" not in discovery_spent_certificate(record.release).assumptions
     with pytest.raises(ValueError, match="intercept_epsilon"):
         discovery_spent_certificate(record.release, -0.1)
 

@@ -1,4 +1,4 @@
-"""Issue 15, scope item 3: the ``shifted-interpolation`` bound in the noisy SGD / noisy GD best-of.
+"""The ``shifted-interpolation`` bound in the noisy SGD / noisy GD best-of.
 
 Independent oracles: the exact Gaussian law of ½‖θ − x‖² (linear steps, unconstrained), and, on a
 bounded domain, the law of the last iterate of a 1-D projected run computed by numerical

@@ -28,7 +28,7 @@ TOLERANCE = 1e-9
 
 @dataclasses.dataclass(frozen=True)
 class RadialBallPosingAsEuclidean(constraints.LpBall):
-    """The ℓ_p ball's radial rescaling, wrongly declared Euclidean: the defect of issue 19."""
+    """The ℓ_p ball's radial rescaling, wrongly declared Euclidean: the ℓ_p-ball defect found in review."""
 
     @property
     def euclidean_projection(self) -> bool:
@@ -80,9 +80,9 @@ def test_example_constraints_cover_the_constraint_union():
     assert {type(c) for c in soundness.example_constraints()} == set(typing.get_args(constraints.Constraint))
 
 
-def test_the_oracle_flags_the_issue_19_reproduction():
+def test_the_oracle_flags_the_lp_ball_defect_reproduction():
     # outpert_gd on ½‖θ − x‖², λ = 0, n = 100, 3 epochs, the ℓ_1.1 ball's radial rescaling: the noiseless
-    # gap is 0.02387 while the certificate assumes sensitivity_max = 0.02 (issue 19).
+    # gap is 0.02387 while the certificate assumes sensitivity_max = 0.02 (the ℓ_p-ball defect).
     scenario = Scenario("outpert_gd", "quadratic", RadialBallPosingAsEuclidean(1.0143673153817627, 1.1), 0.0,
                         {"epochs": 3})
     u = np.array([0.9982766030804388, -0.05868410127266345])
@@ -145,7 +145,7 @@ def test_unknown_constraint_fields_are_an_error(monkeypatch):
 
 @pytest.mark.slow
 def test_the_search_finds_an_overstated_strong_convexity(monkeypatch):
-    # Issue 19 review: with b ∤ n the short last batch of ½‖θ − x‖² is only |B|/b strongly convex.
+    # Soundness review: with b ∤ n the short last batch of ½‖θ − x‖² is only |B|/b strongly convex.
     # Declaring the full-batch m (the defect, re-created here) lets bok-cgd assume a contraction the run
     # does not have; the search must see it, and must see nothing once the trainer declares the truth.
     import importlib

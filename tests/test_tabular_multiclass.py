@@ -1,4 +1,4 @@
-"""Multi-class tabular data, from the schema to ``dpconvex train`` (issue 16: multi-class CSV training).
+"""Multi-class tabular data, from the schema to ``dpconvex train`` (multi-class CSV training).
 
 A schema declares its label set (``"classes"``); ``preprocess`` keeps the label texts and refuses
 undeclared ones; ``dpconvex train --csv FILE --target COL`` without ``--positive`` trains a multi-class

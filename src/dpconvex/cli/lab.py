@@ -88,9 +88,9 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
                    help="logistic regression, huberised SVM, or both")
     p.add_argument("--quick", action="store_true",
                    help="two epsilons, two of the five folds, no oracle, small timings, one default-vs-scikit-learn "
-                        "cell, a two-point tuned DP-SGD grid (CI); for panel: iris, diabetes and the generated table "
-                        "at 20,000 rows, two epsilons, two folds; for discovery: iris, diabetes and fair, two folds, "
-                        "one seed")
+                        "cell, a two-point tuned DP-SGD grid, noisy_gd and noisy_sgd only (CI); for panel: iris, "
+                        "diabetes and the generated table at 20,000 rows, two epsilons, two folds; for discovery: "
+                        "iris, diabetes and fair, two folds, one seed")
     p.add_argument("--repeats", type=_positive_int, default=None,
                    help="repetitions of stratified 5-fold CV (default: 2 for adult, 20 for the bundled data sets)")
     p.add_argument("--epsilons", type=_positive_float, nargs="+", default=None,

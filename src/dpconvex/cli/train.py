@@ -243,9 +243,9 @@ def _record_spent(ledger, args: argparse.Namespace, share: float, label: str, er
     intercept ``error`` says was drawn, :func:`~dpconvex.estimators.discovered_fit.fit_with_discovery`)."""
     from dpconvex.datasets.private_release import discovery_spent_certificate, split_release_budget
 
-    spent = discovery_spent_certificate(split_release_budget(args.epsilon, args.delta, share),
-                                        getattr(error, "intercept_epsilon", 0.0))
-    ledger.record(spent, f"{label} (schema discovered, training not run)")
+    intercept = getattr(error, "intercept_epsilon", 0.0)
+    spent = discovery_spent_certificate(split_release_budget(args.epsilon, args.delta, share), intercept)
+    ledger.record(spent, f"{label} (schema discovered, training {'stopped' if intercept else 'not run'})")
     ledger.to_json(args.ledger)
 
 

@@ -207,12 +207,13 @@ def discovery_spent_certificate(budget: ReleaseBudget, intercept_epsilon: float 
     if not (math.isfinite(intercept_epsilon) and intercept_epsilon >= 0.0):
         raise ValueError(f"intercept_epsilon must be finite and >= 0; got {intercept_epsilon!r}.")
     discovery = DiscoveryRecord(mu=budget.discovery_mu, delta=budget.discovery_delta).epsilon(budget.delta)
-    bound = "schema discovery" + (" + private mean (training stopped)" if intercept_epsilon else " (training not run)")
+    bound = "private mean + schema discovery (training stopped)" if intercept_epsilon else \
+        "schema discovery (training not run)"
     return PrivacyCertificate(
         mechanism="schema_discovery", epsilon=round_up(discovery + intercept_epsilon), delta=budget.delta, bound=bound,
         theorem=DISCOVERY_THEOREM, conditions=("replace-one neighbours", "n and the header public"),
         assumptions={"discovery_mu": budget.discovery_mu, "discovery_delta": budget.discovery_delta,
-                     "intercept_epsilon": intercept_epsilon},
+                     **({"intercept_epsilon": intercept_epsilon} if intercept_epsilon else {})},
         order=None, conversion="pair: mu-GDP plus an additive delta, read at the release's delta", sigma=0.0,
         iterations=0,
     )

@@ -46,7 +46,7 @@ from dpconvex.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpconvex.mechanisms import REGISTRY
 from dpconvex.mechanisms.auto import AutoPlan
 from dpconvex.mechanisms.backends import require_backend
-from dpconvex.mechanisms.private_mean import compose_with_mean, mean_epsilon, private_mean
+from dpconvex.mechanisms.private_mean import PRIVATE_MEAN, compose_with_mean, mean_epsilon, private_mean
 from dpconvex.mechanisms.problem import Problem
 from dpconvex.objectives.constraints import Unconstrained
 from dpconvex.objectives.losses import Loss
@@ -84,9 +84,6 @@ OPTIMISER_OPTIONS = tuple(sorted(set().union(*METHOD_OPTIONS.values())))
 #: stated rule, :mod:`dpconvex.mechanisms.auto`): the value fixed in Chen, Lee, Kifer 2019 §5.1.
 FIXED_METHOD_L2 = 1e-3
 
-#: ``fit_intercept`` of the regressors that centres the targets by their private mean
-#: (:mod:`dpconvex.mechanisms.private_mean`: a share of ε, composed into the certificate).
-PRIVATE_MEAN = "private_mean"
 
 
 class PrivateLinearModel(BaseEstimator):
@@ -128,13 +125,13 @@ class PrivateLinearModel(BaseEstimator):
     def _validated_rows(self, X, y, **check) -> tuple[ValidatedRows, np.ndarray, tuple[str, ...]]:
         """Validate the parameters and the data once: (X's validated rows, y, the input's own leak reasons).
 
-        scikit-learn checks everything but X's finiteness, which the pass that computes the row norms
-        checks (:func:`~dpconvex.data.checks.check_rows`: the norms travel with X to the problem, which
-        reads no row again), raising scikit-learn's own message.  Should scikit-learn refuse the input,
-        its full validation runs again, so that the error is the one it raised first (a non-finite X
-        before a fault of y).  With ``y_numeric=True`` (regressors) y comes back as float64.  A dask
-        array or DataFrame X stays a dask array (checked block by block when the mechanism's data are
-        built, :mod:`dpconvex.estimators.dask_fit`), and so does y: its conversion to float runs on the cluster.
+        scikit-learn checks everything but X's finiteness, which the pass that computes the row norms checks
+        (:func:`~dpconvex.data.checks.check_rows`: the norms travel with X to the problem, which reads no row again),
+        raising scikit-learn's own message.  Should scikit-learn refuse the input, its full validation runs again, so
+        that the error is the one it raised first (a non-finite X before a fault of y).  With ``y_numeric=True``
+        (regressors) y comes back as float64.  A dask array or DataFrame X stays a dask array (checked block by block
+        when the mechanism's data are built, :mod:`dpconvex.estimators.dask_fit`), and so does y: its conversion to
+        float runs on the cluster.
         """
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         leaks = input_leaks(X)  # e.g. a data-dependent PublicSchemaTransformer's output
@@ -169,7 +166,8 @@ class PrivateLinearModel(BaseEstimator):
         ``leaks`` name data-dependent choices the caller made (each voids the guarantee).
 
         Sets ``coef_`` (shape (d,), or (K, d) for a K-class loss), ``intercept_`` (a float, or (K,)),
-        ``l2_regularization_`` and ``privacy_report_``.
+        ``l2_regularization_``, ``privacy_report_`` and ``_released_intercept_`` (the private mean: drawn, or
+        ``_kept_intercept``, set for one refit by :func:`~dpconvex.estimators.discovered_fit.fit_with_discovery`).
         """
         n, dimension = X.shape
         leaks = list(leaks)
@@ -198,9 +196,9 @@ class PrivateLinearModel(BaseEstimator):
             else:
                 y, _ = enforce_label_bound(y, label_bound, strict=self.strict)  # the count stays in the warning
             random_state = make_rng(self.random_state)  # one stream: the intercept's noise, then the model's
-            # a refit by fit_with_discovery keeps the intercept its first fit released, for this fit only
-            mean = vars(self).pop("_kept_intercept", None) or private_mean(
-                y, label_bound, mean_epsilon(y.shape[0], self.epsilon), random_state)
+            mean = vars(self).pop("_kept_intercept", None)  # fit_with_discovery's refit: kept, for this fit only
+            if mean is None:
+                mean = private_mean(y, label_bound, mean_epsilon(y.shape[0], self.epsilon), random_state)
             y, label_bound, epsilon = y - mean.value, label_bound + abs(mean.value), self.epsilon - mean.epsilon
         if on_cluster:  # clipped block by block, the intercept's column appended on the workers
             design = dask_data(X, y, data_norm=data_norm, label_bound=label_bound,
@@ -280,8 +278,8 @@ class PrivateLinearModel(BaseEstimator):
         return planned
 
     def _forget_fit(self) -> None:
-        """Remove every fitted attribute (public, ending in ``_``): a refused fit leaves none, stale or new."""
-        for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("_")]:
+        """Remove every fitted attribute (ending in ``_``, not a dunder): a refused fit leaves none, stale or new."""
+        for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("__")]:
             delattr(self, name)
 
     def _decision(self, X) -> np.ndarray:
@@ -366,7 +364,7 @@ class PrivateClassifier(ClassifierMixin, PrivateLinearModel):
         return LABELS_FROM_DATA.format(labels=shown, declared=listed)
 
     def _declared_classes(self) -> np.ndarray:
-        """The declared ``classes``, sorted (``ValueError`` naming the parameter unless two or more distinct labels)."""
+        """The declared ``classes``, sorted (a ``ValueError`` naming it unless ≥ 2 distinct sortable labels)."""
         declared = np.asarray(self.classes)
         if declared.ndim == 1 and declared.dtype == object and any(label is None for label in declared):
             raise ValueError(f"The 'classes' parameter holds None; labels must be values of one sortable type "

@@ -31,6 +31,7 @@ from sklearn.base import BaseEstimator, clone
 from dpconvex.datasets.private_release import compose_discovery
 from dpconvex.datasets.private_schema import DiscoveryRecord
 from dpconvex.exceptions import CalibrationError
+from dpconvex.mechanisms.private_mean import MAX_MEAN_SHARE, PRIVATE_MEAN
 from dpconvex.privacy.certificate import PrivacyCertificate
 from dpconvex.privacy.dp_events import certificate_parts
 
@@ -73,9 +74,15 @@ def fit_with_discovery(estimator: BaseEstimator, X: Any, y: Any, discovery: Disc
     ValueError
         If ``discovery`` carries no split or ``estimator`` has a ledger.
     CalibrationError
-        If :data:`MAX_FITS` fits do not bring the composition within the release's ε; its
-        ``intercept_epsilon`` is the ε₁ of the private-mean intercept drawn (0.0 without one), which
-        was spent beside the discovery.
+        If :data:`MAX_FITS` fits do not bring the composition within the release's ε (the message
+        states the ε₁ of a private-mean intercept drawn).
+
+    Notes
+    -----
+    Every ``ValueError`` or ``RuntimeError`` raised after the discovery carries ``intercept_epsilon``:
+    the ε₁ of the private-mean intercept drawn before the stop (:data:`MAX_MEAN_SHARE` of the
+    training's ε when the first fit may have drawn one, 0.0 for an estimator without that intercept),
+    spent beside the discovery; ``dpconvex train --ledger`` records both.
     """
     release = discovery.release
     if release is None:
@@ -84,14 +91,31 @@ def fit_with_discovery(estimator: BaseEstimator, X: Any, y: Any, discovery: Disc
     if getattr(estimator, "ledger", None) is not None:
         raise ValueError("fit_with_discovery records nothing: set the estimator's ledger=None and record the "
                          "composed certificate it returns (PrivacyLedger.record)")
+    drawn: list = []  # the private mean the first fit released, if any (module docstring)
+    try:
+        return _fit_within(estimator, X, y, discovery, drawn, fit_params)
+    except (ValueError, RuntimeError) as error:
+        # a stop after a private mean may have been drawn: its ε₁ was spent beside the discovery (at most
+        # MAX_MEAN_SHARE of the training's ε when the first fit stopped before telling)
+        uses_mean = getattr(estimator, "fit_intercept", None) == PRIVATE_MEAN
+        error.intercept_epsilon = (drawn[0].epsilon if drawn else  # type: ignore[attr-defined]
+                                   MAX_MEAN_SHARE * release.training_epsilon if uses_mean else 0.0)
+        raise
+
+
+def _fit_within(estimator: BaseEstimator, X: Any, y: Any, discovery: DiscoveryRecord, drawn: list,
+                fit_params: dict) -> tuple[BaseEstimator, PrivacyCertificate]:
+    """:func:`fit_with_discovery`'s fits; the private mean the first one draws is appended to ``drawn``."""
+    release = discovery.release
     epsilon, delta = release.training_epsilon, release.training_delta
-    certificate, kept = None, None
+    certificate = None
     for _ in range(MAX_FITS):
         model = clone(estimator).set_params(epsilon=epsilon, delta=delta)
-        if kept is not None:  # the intercept the first fit released (module docstring): no new draw
-            model._kept_intercept = kept
+        if drawn:  # the intercept the first fit released (module docstring): no new draw
+            model._kept_intercept = drawn[0]
         model.fit(X, y, **fit_params)
-        kept = getattr(model, "_released_intercept_", None)
+        if not drawn and getattr(model, "_released_intercept_", None) is not None:
+            drawn.append(model._released_intercept_)
         training = model.privacy_report_
         if math.isfinite(training.epsilon) and _pairs_delta(training) >= release.training_delta:
             delta = release.training_delta / 2.0  # a bare (ε, δ) pair leaves the discovery no δ: half of it
@@ -103,14 +127,13 @@ def fit_with_discovery(estimator: BaseEstimator, X: Any, y: Any, discovery: Disc
         if not math.isfinite(certificate.epsilon) or certificate.epsilon <= release.epsilon:
             return model, certificate
         epsilon = min(epsilon * _SHRINK, epsilon - (certificate.epsilon - release.epsilon))
-        if not epsilon > (0.0 if kept is None else kept.epsilon):  # the model needs some of ε beside m̂
+        if not epsilon > (drawn[0].epsilon if drawn else 0.0):  # the model needs some of ε beside the mean
             break
     last = "none composed" if certificate is None else f"the last: {certificate.epsilon!r}"
-    error = CalibrationError(f"{MAX_FITS} fits composed with the schema discovery all exceeded epsilon="
-                             f"{release.epsilon!r} ({last}); raise the discovery's share or choose a method "
-                             "certified by a GDP bound (e.g. method='noisy_gd')")
-    error.intercept_epsilon = 0.0 if kept is None else kept.epsilon  # spent, with the discovery
-    raise error
+    spent = f"; the private-mean intercept drawn spent epsilon={drawn[0].epsilon:.6g}" if drawn else ""
+    raise CalibrationError(f"{MAX_FITS} fits composed with the schema discovery all exceeded epsilon="
+                           f"{release.epsilon!r} ({last}); raise the discovery's share or choose a method "
+                           f"certified by a GDP bound (e.g. method='noisy_gd'){spent}")
 
 
 def _pairs_delta(certificate: PrivacyCertificate) -> float:

@@ -33,9 +33,12 @@ from numpy.typing import NDArray
 from dpconvex.data.checks import make_rng
 from dpconvex.privacy.certificate import PrivacyCertificate
 
-__all__ = ["MAX_MEAN_SHARE", "MEAN_PRECISION", "MEAN_SHARE", "MEAN_THEOREM", "mean_epsilon", "PrivateMean",
-           "private_mean", "compose_with_mean"]
+__all__ = ["MAX_MEAN_SHARE", "MEAN_PRECISION", "MEAN_SHARE", "MEAN_THEOREM", "PRIVATE_MEAN", "mean_epsilon",
+           "PrivateMean", "private_mean", "compose_with_mean"]
 
+#: ``fit_intercept`` of the regressors that centres the targets by their private mean (this module: a share of
+#: ε, composed into the certificate).
+PRIVATE_MEAN = "private_mean"
 #: Least share of the target ε spent on the intercept (the model gets the rest, and all of δ).
 MEAN_SHARE = 0.1
 #: Largest share of the target ε spent on the intercept.
