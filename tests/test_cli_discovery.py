@@ -202,3 +202,22 @@ def test_a_release_stopped_after_the_discovery_records_what_it_spent(tmp_path, c
     assert float(gdp_delta(spent.epsilon, budget.discovery_mu)) + budget.discovery_delta <= 1e-8 * (1 + 1e-6)
     _error(capsys, [*argv, "--csv", str(tmp_path / "missing.csv")])
     assert len(PrivacyLedger.from_json(ledger_file).releases) == 1
+
+
+def test_a_release_stopped_after_its_intercept_records_the_intercept_too(tmp_path, capsys, monkeypatch):
+    """PNSGD's first fit always needs a second (its pair uses all of δ); with one fit allowed the release stops
+    after the private-mean intercept was drawn, and the ledger records ε₁ beside the discovery."""
+    from dpconvex.estimators import discovered_fit
+    from dpconvex.privacy.dp_events import certificate_parts
+
+    monkeypatch.setattr(discovered_fit, "MAX_FITS", 1)
+    data, ledger_file = _write_table(tmp_path / "numbers.csv", task="regression", seed=3), tmp_path / "ledger.json"
+    status = main(["train", "--csv", str(data), "--target", "label", "--model", "ridge", "--method", "pnsgd",
+                   "--epsilon", "2", "--delta", "1e-6", "--seed", "0", "--ledger", str(ledger_file)])
+    err = capsys.readouterr().err  # after pnsgd's note
+    assert status == 2 and "dpconvex: error: 1 fits composed" in err
+    assert "private-mean intercept drawn spent epsilon" in err
+    (record,) = PrivacyLedger.from_json(ledger_file).releases
+    assert "training stopped" in record.label and record.certificate.bound.startswith("private mean + ")
+    intercept, discovery = certificate_parts(record.certificate)
+    assert intercept.epsilon > 0 and intercept.delta == 0.0 and discovery.delta == pytest.approx(1e-6)

@@ -31,7 +31,7 @@ from dpconvex.cli.output import VersionAction, cli_warnings, print_help_of, use_
 from dpconvex.cli.predict import add_predict
 from dpconvex.cli.report import add_report
 from dpconvex.cli.train import add_train
-from dpconvex.exceptions import BudgetExceededError
+from dpconvex.exceptions import BudgetExceededError, CalibrationError
 
 __all__ = ["main"]
 
@@ -307,7 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status (2 for invalid input or an unreadable file, with the message on stderr).
+    """Entry point; returns the exit status (2 for invalid input, an unreadable file or a calibration that fails,
+    with the message on stderr).
 
     Warnings are shown as ``dpconvex: warning: Category: message`` while it runs
     (:func:`dpconvex.cli.output.cli_warnings`).
@@ -326,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         try:
             payload = args.handler(args)
-        except (ValueError, OSError, BudgetExceededError) as error:
+        except (ValueError, OSError, BudgetExceededError, CalibrationError) as error:
             print(f"dpconvex: error: {error}", file=sys.stderr)
             return 2
     if payload:
