@@ -1,4 +1,4 @@
-"""Training on Dask collections (issue 17) with a real LocalCluster (2 worker processes, 1 thread each).
+"""Training on Dask collections with a real LocalCluster (2 worker processes, 1 thread each).
 
 * A seeded fit on a dask array equals the in-memory fit: the noise and the batches are drawn on the
   client from the same generator, and the gradient sums differ only by floating-point reassociation
@@ -70,6 +70,11 @@ def on_cluster(X, y=None):
     return Xd if y is None else (Xd, da.from_array(y, chunks=CHUNK))
 
 
+# A cheap configuration (a few full-gradient steps) for the tests whose point is not the default method's schedule:
+# each step is a round trip to the cluster, and method="auto" takes hundreds of them.
+CHEAP = dict(method="noisy_gd", iterations=20)
+
+
 def assert_same_release(in_memory, on_dask):
     np.testing.assert_allclose(on_dask.coef, in_memory.coef, rtol=RTOL, atol=ATOL)
     assert on_dask.certificate.to_dict() == in_memory.certificate.to_dict()
@@ -131,8 +136,10 @@ def test_an_out_of_core_estimator_fit_equals_the_in_memory_fit(client, arrays, m
         return built[-1]
 
     monkeypatch.setattr(DaskData, "from_array", classmethod(recorded))
+    # Poisson batches: each step reads a few rows per block (~34 of 350; 10 steps, not the default ⌈√n⌉-row batches'
+    # 49 steps: the test checks the out-of-core reads, not the default batch size)
     estimator = PrivateLogisticRegression(classes=[-1, 1], fit_intercept=True, method="noisy_sgd", epochs=1,
-                                          random_state=3)  # Poisson batches: each step reads a few rows per block
+                                          batch_size=240, random_state=3)
     expected = estimator.fit(X, y)
     coef, intercept, report = expected.coef_.copy(), expected.intercept_, expected.privacy_report_.to_dict()
     fitted = estimator.fit(*on_cluster(X, y))
@@ -145,13 +152,13 @@ def test_an_out_of_core_estimator_fit_equals_the_in_memory_fit(client, arrays, m
 def test_a_regressors_dask_targets_never_reach_the_client(client, arrays, monkeypatch):
     """``np.asarray`` of a dask array (``Array.__array__``) gathers it on the client: it must not happen in fit."""
     X, y = arrays[0], targets(arrays[0], "real")
-    expected = PrivateRidge(random_state=3).fit(X, y).coef_
+    expected = PrivateRidge(**CHEAP, random_state=3).fit(X, y).coef_  # checks the targets' path, not method="auto"
 
     def gathered(self, *args, **kwargs):
         raise AssertionError("a dask array was gathered into the client's memory")
 
     monkeypatch.setattr(da.Array, "__array__", gathered)
-    fitted = PrivateRidge(random_state=3).fit(*on_cluster(X, y))
+    fitted = PrivateRidge(**CHEAP, random_state=3).fit(*on_cluster(X, y))
     np.testing.assert_allclose(fitted.coef_, expected, rtol=RTOL, atol=ATOL)
 
 
@@ -159,9 +166,9 @@ def test_a_regressors_integer_and_object_targets_are_numbers_on_the_cluster(clie
     """Targets of integer or object dtype train as their float values, as in memory."""
     X = arrays[0]
     numbers = np.rint(2 * targets(X, "real")).astype(int)  # integers in [-4, 4], clipped to label_bound = 1
-    for y in (numbers, (numbers / 2).astype(object)):
-        expected = PrivateRidge(random_state=3).fit(X, y).coef_
-        fitted = PrivateRidge(random_state=3).fit(*on_cluster(X, y))
+    for y in (numbers, (numbers / 2).astype(object)):  # CHEAP: checks the targets' dtype, not method="auto"
+        expected = PrivateRidge(**CHEAP, random_state=3).fit(X, y).coef_
+        fitted = PrivateRidge(**CHEAP, random_state=3).fit(*on_cluster(X, y))
         np.testing.assert_allclose(fitted.coef_, expected, rtol=RTOL, atol=ATOL)
 
 
@@ -179,7 +186,7 @@ def test_dask_dataframe_keeps_feature_names_and_equals_the_pandas_fit(client, ar
     X, y = arrays
     frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(D)])
     labels = pd.Series(np.where(y > 0, "yes", "no"))
-    estimator = PrivateLogisticRegression(classes=["no", "yes"], random_state=4)
+    estimator = PrivateLogisticRegression(classes=["no", "yes"], **CHEAP, random_state=4)  # checks the names
     expected = estimator.fit(frame, labels).coef_.copy()
     fitted = estimator.fit(dd.from_pandas(frame, npartitions=5), dd.from_pandas(labels, npartitions=5))
     np.testing.assert_allclose(fitted.coef_, expected, rtol=RTOL, atol=ATOL)
@@ -229,8 +236,9 @@ def test_public_schema_pipeline_encodes_a_dask_dataframe_partition_by_partition(
     frame = pd.DataFrame({"colour": rng.choice(["red", "blue", "green"], 900),
                           "age": np.where(rng.random(900) < 0.1, np.nan, rng.uniform(18, 90, 900))})
     labels = np.where((frame["colour"] == "red") | (frame["age"] > 60), "yes", "no")
-    pipeline = make_pipeline(PublicSchemaTransformer(SCHEMA), PrivateLogisticRegression(classes=["no", "yes"],
-                                                                                        random_state=7))
+    # CHEAP: the test checks the encoding of the partitions, not method="auto"'s schedule
+    pipeline = make_pipeline(PublicSchemaTransformer(SCHEMA),
+                             PrivateLogisticRegression(classes=["no", "yes"], **CHEAP, random_state=7))
     expected = pipeline.fit(frame, labels)[-1].coef_.copy()
     fitted = pipeline.fit(dd.from_pandas(frame, npartitions=3), da.from_array(labels, chunks=300))[-1]
     np.testing.assert_allclose(fitted.coef_, expected, rtol=RTOL, atol=ATOL)
@@ -246,7 +254,7 @@ def test_a_data_dependent_schema_refuses_a_dask_dataframe(client):
 def test_labels_read_from_a_dask_y_void_the_certificate_as_in_memory(client, arrays):
     X, y = arrays
     with pytest.warns(Warning, match="classes=None read the label set"):
-        fitted = PrivateLogisticRegression(random_state=1).fit(*on_cluster(X, y))
+        fitted = PrivateLogisticRegression(**CHEAP, random_state=1).fit(*on_cluster(X, y))  # checks the certificate
     assert fitted.privacy_report_.epsilon == np.inf
 
 
@@ -278,10 +286,11 @@ def test_data_norm_from_data_names_a_nonfinite_value_as_the_validation_does(clie
 
 def test_data_norm_from_data_is_the_largest_row_norm_as_in_memory(client, arrays):
     X, y = arrays
+    # CHEAP: the test checks the norm bound read from the data, not method="auto"'s schedule
+    options = dict(classes=[-1, 1], data_norm="from_data", **CHEAP, random_state=2)
     with pytest.warns(Warning, match="data_norm='from_data' read the norm bound"):
-        expected = PrivateLogisticRegression(classes=[-1, 1], data_norm="from_data", random_state=2).fit(X, y)
-        fitted = PrivateLogisticRegression(classes=[-1, 1], data_norm="from_data", random_state=2).fit(
-            *on_cluster(X, y))
+        expected = PrivateLogisticRegression(**options).fit(X, y)
+        fitted = PrivateLogisticRegression(**options).fit(*on_cluster(X, y))
     assert fitted.privacy_report_.to_dict() == expected.privacy_report_.to_dict()
     np.testing.assert_allclose(fitted.coef_, expected.coef_, rtol=RTOL, atol=ATOL)
 
