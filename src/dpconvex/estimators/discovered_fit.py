@@ -80,9 +80,10 @@ def fit_with_discovery(estimator: BaseEstimator, X: Any, y: Any, discovery: Disc
     Notes
     -----
     Every ``ValueError`` or ``RuntimeError`` raised after the discovery carries ``intercept_epsilon``:
-    the ε₁ of the private-mean intercept drawn before the stop (:data:`MAX_MEAN_SHARE` of the
-    training's ε when the first fit may have drawn one, 0.0 for an estimator without that intercept),
-    spent beside the discovery; ``dpconvex train --ledger`` records both.
+    the ε₁ of the private-mean intercept drawn before the stop
+    (:data:`~dpconvex.mechanisms.private_mean.MAX_MEAN_SHARE` of the training's ε when the first fit
+    may have drawn one, 0.0 for an estimator without that intercept), spent beside the discovery;
+    ``dpconvex train --ledger`` records both.
     """
     release = discovery.release
     if release is None:
